@@ -1,0 +1,130 @@
+"""The exception hierarchy: one root, a few families.
+
+Every error stateval raises on purpose is a `StatevalError`. Third-party exceptions are translated
+at the seam with ``raise ... from exc``. The CLI turns a `StatevalError` into one line on stderr.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DatasetError",
+    "EvaluationConfigError",
+    "EvaluationError",
+    "EvaluatorNotFoundError",
+    "HarnessError",
+    "InvalidConfidenceError",
+    "InvalidPathError",
+    "InvalidValueError",
+    "JudgeError",
+    "MutatorError",
+    "MutatorOutputError",
+    "PhoenixUnavailableError",
+    "StateError",
+    "StatevalError",
+    "SuiteError",
+]
+
+
+class StatevalError(Exception):
+    """Root of every error stateval raises on purpose."""
+
+
+# -- state -------------------------------------------------------------------------------------
+
+
+class StateError(StatevalError):
+    """An interpretive state or one of its values is invalid."""
+
+
+class InvalidPathError(StateError):
+    """A field path is empty or malformed."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"invalid path {path!r}: {problem}")
+
+
+class InvalidConfidenceError(StateError):
+    """A confidence is not a finite number in [0, 1]."""
+
+    def __init__(self, confidence: object, path: str | None = None) -> None:
+        self.confidence = confidence
+        self.path = path
+        where = f" at {path!r}" if path else ""
+        super().__init__(f"invalid confidence{where}: {confidence!r} is not a number in [0, 1]")
+
+
+class InvalidValueError(StateError):
+    """A value is not JSON (a str, number, bool, None, or a list / dict of those)."""
+
+    def __init__(self, value: object, problem: str, path: str | None = None) -> None:
+        self.value = value
+        self.problem = problem
+        self.path = path
+        where = f" at {path!r}" if path else ""
+        super().__init__(f"invalid value{where}: {problem}")
+
+
+# -- mutators ----------------------------------------------------------------------------------
+
+
+class MutatorError(StatevalError):
+    """A mutator failed."""
+
+
+class MutatorOutputError(MutatorError):
+    """An LLM mutator's raw output is not a valid list of updates; nothing of it was applied.
+
+    Attributes:
+        raw: The text the client returned, unchanged.
+        reason: What is wrong with it, in one line.
+    """
+
+    def __init__(self, raw: str, reason: str) -> None:
+        self.raw = raw
+        self.reason = reason
+        preview = raw if len(raw) <= 120 else raw[:117] + "..."
+        super().__init__(f"mutator output rejected: {reason} (raw output: {preview!r})")
+
+
+# -- evaluation / harness (seed 004) -------------------------------------------------------------
+
+
+class EvaluationError(StatevalError):
+    """Base of the evaluation-harness errors."""
+
+
+class EvaluationConfigError(EvaluationError):
+    """Harness or evaluator configuration is invalid."""
+
+
+ConfigError = EvaluationConfigError
+
+
+class EvaluatorNotFoundError(EvaluationError):
+    """No evaluator is registered under the requested name."""
+
+
+class DatasetError(EvaluationError):
+    """An evaluation dataset cannot be read or is malformed."""
+
+
+class HarnessError(EvaluationError):
+    """The harness itself failed (not one sample's evaluation)."""
+
+
+class JudgeError(EvaluationError):
+    """An LLM judge gave no usable verdict."""
+
+
+# -- suites / phoenix --------------------------------------------------------------------------
+
+
+class SuiteError(StatevalError):
+    """A suite or case file is invalid."""
+
+
+class PhoenixUnavailableError(StatevalError):
+    """The Phoenix server cannot be reached or refused a request."""

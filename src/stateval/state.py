@@ -1,0 +1,313 @@
+"""The interpretive state: field paths mapped to candidate values with confidences (seed 000).
+
+A *path* is dot-separated segments (``registrant.name``, ``items.0.sku``). Each path holds the
+candidates added to it, in order; `InterpretiveState.best` picks the one with the highest
+confidence, a tie going to the candidate added first. Only paths that hold candidates are fields.
+
+Example:
+    >>> state = InterpretiveState()
+    >>> state.add_value("registrant.name", ValueConfidence("Ada", 0.6))
+    >>> state.add_value("registrant.name", ValueConfidence("Ada Lovelace", 0.9))
+    >>> state.best("registrant.name").value
+    'Ada Lovelace'
+    >>> InterpretiveState.from_nested({"registrant": {"email": "ada@example.org"}}).paths()
+    ['registrant.email']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeAlias
+
+from stateval.errors import InvalidConfidenceError, InvalidPathError, InvalidValueError, StateError
+
+__all__ = [
+    "JSONValue",
+    "InterpretiveState",
+    "ValueConfidence",
+    "check_json_value",
+    "validate_path",
+]
+
+JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
+
+_SEGMENT = re.compile(r"^[^.\s\x00-\x1f]+$")
+
+
+def validate_path(path: object) -> str:
+    """Return ``path`` if it is a valid field path, else raise `InvalidPathError`."""
+    if not isinstance(path, str):
+        raise InvalidPathError(path, f"a path is a string, not {type(path).__name__}")
+    if not path:
+        raise InvalidPathError(path, "empty path")
+    for segment in path.split("."):
+        if not segment:
+            raise InvalidPathError(path, "empty segment (leading, trailing or doubled '.')")
+        if not _SEGMENT.match(segment):
+            raise InvalidPathError(path, f"segment {segment!r} contains whitespace or control chars")
+    return path
+
+
+def check_json_value(value: object, path: str | None = None) -> None:
+    """Raise `InvalidValueError` unless ``value`` is a JSON value (finite numbers, str keys)."""
+    problem = _json_problem(value)
+    if problem is not None:
+        raise InvalidValueError(value, problem, path)
+
+
+def _json_problem(value: object, where: str = "value") -> str | None:
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is {value!r}, which JSON cannot hold"
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            problem = _json_problem(item, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where} has a non-string key {key!r}"
+            problem = _json_problem(item, f"{where}[{key!r}]")
+            if problem:
+                return problem
+        return None
+    return f"{where} is a {type(value).__name__}, not a JSON value"
+
+
+def _check_confidence(confidence: object, path: str | None = None) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise InvalidConfidenceError(confidence, path)
+    result = float(confidence)
+    if math.isnan(result) or not 0.0 <= result <= 1.0:
+        raise InvalidConfidenceError(confidence, path)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class ValueConfidence:
+    """One candidate value for a field, with how sure the mutator is of it.
+
+    Args:
+        value: Any JSON value.
+        confidence: A number in [0, 1].
+        inference: Why the mutator believes it (free text), if given.
+        message_id: The input message the value came from, if known.
+    """
+
+    value: Any
+    confidence: float
+    inference: str | None = None
+    message_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "confidence", _check_confidence(self.confidence))
+        check_json_value(self.value)
+        if isinstance(self.value, tuple):
+            object.__setattr__(self, "value", list(self.value))
+        if self.inference is not None and not isinstance(self.inference, str):
+            raise InvalidValueError(self.inference, "inference must be a string or None")
+        if self.message_id is not None and not isinstance(self.message_id, str):
+            raise InvalidValueError(self.message_id, "message_id must be a string or None")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The candidate as a JSON object (``inference``/``message_id`` only when set)."""
+        out: dict[str, Any] = {"value": self.value, "confidence": self.confidence}
+        if self.inference is not None:
+            out["inference"] = self.inference
+        if self.message_id is not None:
+            out["message_id"] = self.message_id
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: str | None = None) -> ValueConfidence:
+        """Build a candidate from ``{"value", "confidence", "inference"?, "message_id"?}``."""
+        if not isinstance(data, Mapping):
+            raise StateError(f"candidate{_at(path)} must be an object, got {type(data).__name__}")
+        unknown = set(data) - {"value", "confidence", "inference", "message_id"}
+        if unknown:
+            raise StateError(f"candidate{_at(path)} has unknown keys: {sorted(unknown)}")
+        for key in ("value", "confidence"):
+            if key not in data:
+                raise StateError(f"candidate{_at(path)} lacks {key!r}")
+        try:
+            return cls(
+                value=data["value"],
+                confidence=data["confidence"],
+                inference=data.get("inference"),
+                message_id=data.get("message_id"),
+            )
+        except InvalidConfidenceError as exc:
+            raise InvalidConfidenceError(exc.confidence, path) from None
+        except InvalidValueError as exc:
+            raise InvalidValueError(exc.value, exc.problem, path) from None
+
+
+def _at(path: str | None) -> str:
+    return f" at {path!r}" if path else ""
+
+
+@dataclass(slots=True)
+class InterpretiveState:
+    """Field paths mapped to their candidates, in the order added.
+
+    Equality compares every candidate of every path (order of paths does not matter).
+    """
+
+    _fields: dict[str, list[ValueConfidence]] = field(default_factory=dict)
+
+    def add_value(self, path: str, value: ValueConfidence) -> None:
+        """Append a candidate to ``path`` (creating the field)."""
+        validate_path(path)
+        if not isinstance(value, ValueConfidence):
+            raise InvalidValueError(value, "add_value takes a ValueConfidence", path)
+        self._fields.setdefault(path, []).append(value)
+
+    def set_value(self, path: str, value: ValueConfidence) -> None:
+        """Replace every candidate of ``path`` with ``value``."""
+        validate_path(path)
+        if not isinstance(value, ValueConfidence):
+            raise InvalidValueError(value, "set_value takes a ValueConfidence", path)
+        self._fields[path] = [value]
+
+    def remove(self, path: str) -> None:
+        """Remove the field ``path`` and all its candidates (a no-op when absent)."""
+        self._fields.pop(path, None)
+
+    def best(self, path: str) -> ValueConfidence | None:
+        """The candidate with the highest confidence (the first added on a tie), or None."""
+        candidates = self._fields.get(path)
+        if not candidates:
+            return None
+        return max(candidates, key=lambda vc: vc.confidence)
+
+    def candidates(self, path: str) -> list[ValueConfidence]:
+        """Every candidate of ``path``, in the order added (a copy)."""
+        return list(self._fields.get(path, ()))
+
+    def paths(self) -> list[str]:
+        """Paths that hold candidates, in the order first added."""
+        return [p for p, c in self._fields.items() if c]
+
+    def copy(self) -> InterpretiveState:
+        """An independent copy (candidates are immutable, so the lists are what is copied)."""
+        return InterpretiveState({p: list(c) for p, c in self._fields.items() if c})
+
+    def to_flat(self) -> dict[str, Any]:
+        """``{path: best value}`` for every field."""
+        out: dict[str, Any] = {}
+        for path in self.paths():
+            best = self.best(path)
+            assert best is not None
+            out[path] = best.value
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"fields": {path: [candidate, ...]}}``."""
+        return {"fields": {p: [vc.to_dict() for vc in c] for p, c in self._fields.items() if c}}
+
+    def to_json(self, **kwargs: Any) -> str:
+        """`to_dict` as a JSON string."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InterpretiveState:
+        """Inverse of `to_dict`."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("fields"), Mapping):
+            raise StateError('a state is an object {"fields": {path: [candidate, ...]}}')
+        state = cls()
+        for path, candidates in data["fields"].items():
+            validate_path(path)
+            if not isinstance(candidates, list):
+                raise StateError(f"candidates at {path!r} must be a list")
+            for candidate in candidates:
+                state.add_value(path, ValueConfidence.from_dict(candidate, path))
+        return state
+
+    @classmethod
+    def from_json(cls, text: str) -> InterpretiveState:
+        """Inverse of `to_json`."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise StateError(f"state JSON does not parse: {exc}") from exc
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_flat(
+        cls,
+        values: Mapping[str, Any],
+        confidence: float = 1.0,
+        message_id: str | None = None,
+    ) -> InterpretiveState:
+        """One candidate per path from ``{path: value}``, each with ``confidence``."""
+        state = cls()
+        for path, value in values.items():
+            validate_path(path)
+            try:
+                vc = ValueConfidence(value, confidence, message_id=message_id)
+            except InvalidConfidenceError as exc:
+                raise InvalidConfidenceError(exc.confidence, path) from None
+            except InvalidValueError as exc:
+                raise InvalidValueError(exc.value, exc.problem, path) from None
+            state.add_value(path, vc)
+        return state
+
+    @classmethod
+    def from_nested(
+        cls,
+        data: Mapping[str, Any],
+        confidence: float = 1.0,
+        message_id: str | None = None,
+    ) -> InterpretiveState:
+        """Flatten nested objects into dotted paths; lists and scalars are leaf values.
+
+        An empty object contributes no field.
+        """
+        flat: dict[str, Any] = {}
+
+        def walk(prefix: str, node: Mapping[str, Any]) -> None:
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    raise InvalidPathError(key, "object keys must be strings")
+                path = f"{prefix}.{key}" if prefix else key
+                if isinstance(value, Mapping):
+                    walk(path, value)
+                else:
+                    flat[path] = value
+
+        walk("", data)
+        return cls.from_flat(flat, confidence=confidence, message_id=message_id)
+
+    def with_message_id(self, message_id: str) -> InterpretiveState:
+        """A copy where every candidate without a message id gets ``message_id``."""
+        out = InterpretiveState()
+        for path, candidates in self._fields.items():
+            for vc in candidates:
+                out.add_value(path, vc if vc.message_id else replace(vc, message_id=message_id))
+        return out
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and bool(self._fields.get(path))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths())
+
+    def __len__(self) -> int:
+        return len(self.paths())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InterpretiveState):
+            return NotImplemented
+        mine = {p: c for p, c in self._fields.items() if c}
+        theirs = {p: c for p, c in other._fields.items() if c}
+        return mine == theirs
+
+    def __repr__(self) -> str:
+        return f"InterpretiveState({self.to_flat()!r})"
