@@ -7,6 +7,7 @@ at the seam with ``raise ... from exc``. The CLI turns a `StatevalError` into on
 from __future__ import annotations
 
 __all__ = [
+    "ComparisonError",
     "ConfigError",
     "DatasetError",
     "EvaluationConfigError",
@@ -18,8 +19,11 @@ __all__ = [
     "InvalidValueError",
     "JudgeError",
     "MutatorError",
+    "MutatorLoadError",
     "MutatorOutputError",
     "PhoenixUnavailableError",
+    "PolicyError",
+    "ScriptExhaustedError",
     "StateError",
     "StatevalError",
     "SuiteError",
@@ -128,3 +132,32 @@ class SuiteError(StatevalError):
 
 class PhoenixUnavailableError(StatevalError):
     """The Phoenix server cannot be reached or refused a request."""
+
+
+# -- mutators: loading and test fakes -----------------------------------------------------------
+
+
+class MutatorLoadError(MutatorError):
+    """A ``module:attr`` reference to a mutator or callable cannot be loaded.
+
+    Attributes:
+        spec: The reference as given.
+        problem: What went wrong, in one line.
+    """
+
+    def __init__(self, spec: str, problem: str) -> None:
+        self.spec = spec
+        self.problem = problem
+        super().__init__(f"cannot load {spec!r}: {problem}")
+
+
+class ScriptExhaustedError(StatevalError):
+    """A scripted test client (`stateval.testing.ScriptedClient`) has no responses left."""
+
+
+class PolicyError(SuiteError):
+    """A match policy (how a field is compared) is invalid."""
+
+
+class ComparisonError(StatevalError):
+    """A comparison was asked for something it cannot do (e.g. judging a missing field)."""

@@ -1,0 +1,103 @@
+"""Text normalisers used by match policies, and strict JSON equality.
+
+The normalisers always run in this order, whatever order a policy lists them in:
+``case`` (casefold) → ``number_words`` ("twenty one" → "21") → ``punctuation`` (delete every
+Unicode punctuation character) → ``whitespace`` (strip, collapse runs to one space).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "NORMALIZERS",
+    "Normalizer",
+    "json_equal",
+    "normalize_text",
+    "parse_number",
+]
+
+Normalizer: TypeAlias = Literal["case", "whitespace", "number_words", "punctuation"]
+
+#: Every normaliser name, in the order they are applied.
+NORMALIZERS: tuple[Normalizer, ...] = ("case", "number_words", "punctuation", "whitespace")
+
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_VALUE = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_NUMBER_WORDS = re.compile(
+    r"\b(?:(?P<tens>{tens})(?:[\s-]+(?P<unit>{units}))?|(?P<word>{all}))\b".format(
+        tens="|".join(_TENS),
+        units="|".join(_UNITS[1:10]),
+        all="|".join(_UNITS),
+    ),
+    re.IGNORECASE,
+)
+_SPACES = re.compile(r"\s+")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _number_words(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        if match["word"]:
+            return str(_WORD_VALUE[match["word"].lower()])
+        value = _WORD_VALUE[match["tens"].lower()]
+        if match["unit"]:
+            value += _WORD_VALUE[match["unit"].lower()]
+        return str(value)
+
+    return _NUMBER_WORDS.sub(replace, text)
+
+
+def _strip_punctuation(text: str) -> str:
+    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
+
+
+def normalize_text(text: str, normalizers: Iterable[str]) -> str:
+    """Apply the named normalisers to ``text`` in the fixed order of `NORMALIZERS`."""
+    wanted = set(normalizers)
+    if "case" in wanted:
+        text = text.casefold()
+    if "number_words" in wanted:
+        text = _number_words(text)
+    if "punctuation" in wanted:
+        text = _strip_punctuation(text)
+    if "whitespace" in wanted:
+        text = _SPACES.sub(" ", text).strip()
+    return text
+
+
+def parse_number(value: object, number_words: bool = False) -> float | None:
+    """``value`` as a float if it is a JSON number or a numeric string, else None.
+
+    Booleans are not numbers. A string is stripped (and number words turned into digits when
+    ``number_words``) and must then be a plain decimal such as ``"3"``, ``"-2.5"`` or ``"1e3"``.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = _number_words(value).strip() if number_words else value.strip()
+        if _NUMBER.fullmatch(text):
+            return float(text)
+    return None
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Strict JSON equality: ``True != 1``, ``1 == 1.0``, lists and objects compared deeply."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)

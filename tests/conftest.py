@@ -1,0 +1,79 @@
+"""Shared fixtures: a real Phoenix server for the tests that talk to one.
+
+`.ci/run` starts a Phoenix server from an environment of its own and exports
+``STATEVAL_TEST_PHOENIX_URL``. Without it, the session starts one itself from the ``phoenix``
+executable named by ``STATEVAL_TEST_PHOENIX_BIN`` (or found on PATH); with neither, tests marked
+``phoenix`` are skipped locally and fail under CI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None, log: Path | None) -> None:
+    for _ in range(240):
+        if proc is not None and proc.poll() is not None:
+            tail = log.read_text()[-2000:] if log else ""
+            raise RuntimeError(f"phoenix exited with {proc.returncode}:\n{tail}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"phoenix at {url} did not become healthy")
+
+
+@pytest.fixture(scope="session")
+def phoenix_url() -> Iterator[str]:
+    """The base URL of a real, healthy Phoenix server."""
+    url = os.environ.get("STATEVAL_TEST_PHOENIX_URL")
+    if url:
+        _wait_healthy(url.rstrip("/"), None, None)
+        yield url.rstrip("/")
+        return
+    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or shutil.which("phoenix")
+    if not binary:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide STATEVAL_TEST_PHOENIX_URL (see .ci/run)")
+        pytest.skip("no Phoenix server: set STATEVAL_TEST_PHOENIX_URL or STATEVAL_TEST_PHOENIX_BIN")
+    workdir = Path(tempfile.mkdtemp(prefix="stateval-phoenix-"))
+    port, grpc_port = _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(workdir),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(grpc_port),
+    }
+    log = workdir / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([binary, "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
