@@ -1,8 +1,12 @@
 """Text normalisers used by match policies, and strict JSON equality.
 
 The normalisers always run in this order, whatever order a policy lists them in:
-``case`` (casefold) → ``number_words`` ("twenty one" → "21") → ``punctuation`` (delete every
-Unicode punctuation character) → ``whitespace`` (strip, collapse runs to one space).
+``case`` (casefold) → ``number_words`` ("twenty one" → "21") → ``punctuation`` → ``whitespace``
+(strip, collapse runs to one space).
+
+``punctuation`` removes Unicode punctuation: a run of it between two letters or digits becomes
+one space (``alpha-milton`` → ``alpha milton``, ``11:30`` → ``11 30``) unless it is only
+apostrophes (``john's`` → ``johns``); anywhere else it is deleted (``st. john`` → ``st john``).
 """
 
 from __future__ import annotations
@@ -25,11 +29,29 @@ Normalizer: TypeAlias = Literal["case", "whitespace", "number_words", "punctuati
 #: Every normaliser name, in the order they are applied.
 NORMALIZERS: tuple[Normalizer, ...] = ("case", "number_words", "punctuation", "whitespace")
 
-_UNITS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _WORD_VALUE = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
 _NUMBER_WORDS = re.compile(
     r"\b(?:(?P<tens>{tens})(?:[\s-]+(?P<unit>{units}))?|(?P<word>{all}))\b".format(
@@ -39,6 +61,7 @@ _NUMBER_WORDS = re.compile(
     ),
     re.IGNORECASE,
 )
+_APOSTROPHES = frozenset("'\u2019\u2018`")
 _SPACES = re.compile(r"\s+")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -55,8 +78,27 @@ def _number_words(text: str) -> str:
     return _NUMBER_WORDS.sub(replace, text)
 
 
+def _is_punctuation(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
+
+
 def _strip_punctuation(text: str) -> str:
-    return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if not _is_punctuation(text[i]):
+            out.append(text[i])
+            i += 1
+            continue
+        j = i
+        while j < n and _is_punctuation(text[j]):
+            j += 1
+        run = text[i:j]
+        joins_words = i > 0 and j < n and text[i - 1].isalnum() and text[j].isalnum()
+        if joins_words and not set(run) <= _APOSTROPHES:
+            out.append(" ")
+        i = j
+    return "".join(out)
 
 
 def normalize_text(text: str, normalizers: Iterable[str]) -> str:

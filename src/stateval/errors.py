@@ -13,6 +13,7 @@ __all__ = [
     "EvaluationConfigError",
     "EvaluationError",
     "EvaluatorNotFoundError",
+    "FieldNotFoundError",
     "HarnessError",
     "InvalidConfidenceError",
     "InvalidPathError",
@@ -161,3 +162,91 @@ class PolicyError(SuiteError):
 
 class ComparisonError(StatevalError):
     """A comparison was asked for something it cannot do (e.g. judging a missing field)."""
+
+
+# -- LLM clients and the local model server -------------------------------------------------------
+
+
+class LLMClientError(MutatorError):
+    """A call to an LLM endpoint failed (never carries the API key).
+
+    Attributes:
+        model: The model asked for.
+        url: The endpoint called.
+    """
+
+    def __init__(self, message: str, *, model: str, url: str) -> None:
+        self.model = model
+        self.url = url
+        super().__init__(message)
+
+
+class LLMUnavailableError(LLMClientError):
+    """The endpoint could not be reached or timed out, after every retry."""
+
+
+class LLMStatusError(LLMClientError):
+    """The endpoint answered with an HTTP error status (after retries when it was retryable).
+
+    Attributes:
+        status: The HTTP status code.
+        detail: The start of the response body, with secrets redacted.
+    """
+
+    def __init__(self, message: str, *, model: str, url: str, status: int, detail: str) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(message, model=model, url=url)
+
+
+class LLMResponseError(LLMClientError):
+    """The endpoint answered 200 but not with a usable completion (no text, or a refusal)."""
+
+
+class LocalModelError(StatevalError):
+    """The packaged local model or its llama.cpp server cannot be found or started."""
+
+
+__all__ += [
+    "LLMClientError",
+    "LLMResponseError",
+    "LLMStatusError",
+    "LLMUnavailableError",
+    "LocalModelError",
+]
+
+
+# -- suites and runs: every problem of a suite at once, journals --------------------------------
+
+
+class SuiteProblemsError(SuiteError):
+    """A suite or case file has one or more problems; nothing was run.
+
+    The message holds one line per problem, each naming the file, the line or case id, and the
+    field, e.g. ``cases.jsonl:12: case 'c7': input.prompt: field required``.
+
+    Attributes:
+        problems: The problem lines, in file order.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class JournalError(StatevalError):
+    """A run journal cannot be found, read, resumed or rescored."""
+
+
+__all__ += ["JournalError", "SuiteProblemsError"]
+
+
+class FieldNotFoundError(StateError, KeyError):
+    """A field path has no value in a state or mapping."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"field {path!r} has no value")
+
+    def __str__(self) -> str:
+        return f"field {self.path!r} has no value"

@@ -51,6 +51,10 @@ class StructuredInput:
             f"metadata={dict(self.metadata)!r})"
         )
 
+    def __reduce__(self) -> tuple[type[StructuredInput], tuple[str, str, dict[str, Any]]]:
+        # A read-only mapping cannot be pickled or deep-copied; rebuild from a plain dict.
+        return (StructuredInput, (self.prompt, self.message_id, dict(self.metadata)))
+
     def to_dict(self) -> dict[str, Any]:
         """The input as a JSON object: ``{"prompt", "message_id", "metadata"}``."""
         return {

@@ -1,0 +1,88 @@
+"""The delta view: score what a mutator was expected to change apart from what it should keep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stateval.compare import StateComparison, compare_field, compare_states
+from stateval.policy import FieldPolicies, MatchPolicy
+from stateval.state import InterpretiveState
+
+__all__ = ["DeltaComparison", "compare_delta"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaComparison:
+    """A comparison split into the fields the mutator should change and those it should keep.
+
+    Every compared path lands in exactly one of the two views.
+
+    Attributes:
+        changed: Expected paths whose best candidate differs from the pre-state's (or that the
+            pre-state lacks), pre-state paths the expected state drops (kept in the actual
+            state, they count as extra), and paths only the actual state holds (extra).
+        preserved: Expected paths whose best candidate equals the pre-state's under the policy.
+        changed_paths: Paths the mutator was expected to set or remove, in expected then
+            pre-state order (independent of the actual state).
+        preserved_paths: Paths the mutator was expected to leave as they were.
+    """
+
+    changed: StateComparison
+    preserved: StateComparison
+    changed_paths: tuple[str, ...] = ()
+    preserved_paths: tuple[str, ...] = ()
+
+    @property
+    def changed_accuracy(self) -> float:
+        """`StateComparison.accuracy_score` of `changed` (0.0 when `n_changed` is 0)."""
+        return self.changed.accuracy_score
+
+    @property
+    def preserved_accuracy(self) -> float:
+        """`StateComparison.accuracy_score` of `preserved` (0.0 when `n_preserved` is 0)."""
+        return self.preserved.accuracy_score
+
+    @property
+    def n_changed(self) -> int:
+        """Expected fields in the changed view (the denominator of `changed_accuracy`)."""
+        return self.changed.n_expected
+
+    @property
+    def n_preserved(self) -> int:
+        """Expected fields in the preserved view (the denominator of `preserved_accuracy`)."""
+        return self.preserved.n_expected
+
+
+def compare_delta(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    policies: FieldPolicies | MatchPolicy | None = None,
+) -> DeltaComparison:
+    """Compare ``actual`` with ``expected``, split by what changed from ``pre`` to ``expected``.
+
+    Whether an expected field "changed" is decided by the field's own policy (so a field whose
+    confidence is ignored is preserved when only its confidence moved). A mutator that clobbers
+    fields it should have kept scores below 1.0 on `DeltaComparison.preserved_accuracy`.
+    """
+    resolved = FieldPolicies.of(policies)
+    changed: list[str] = []
+    preserved: list[str] = []
+    for path in expected.paths():
+        policy = resolved.for_path(path)
+        if policy.ignore:
+            continue
+        before = pre.best(path)
+        same = before is not None and compare_field(path, expected.best(path), before, policy)
+        (preserved if same and same.matched else changed).append(path)
+    changed += [p for p in pre.paths() if p not in expected and not resolved.for_path(p).ignore]
+    keep = set(preserved)
+    everything = expected.paths() + pre.paths() + actual.paths()
+    return DeltaComparison(
+        changed=compare_states(
+            expected, actual, resolved, paths=[p for p in everything if p not in keep]
+        ),
+        preserved=compare_states(expected, actual, resolved, paths=preserved),
+        changed_paths=tuple(changed),
+        preserved_paths=tuple(preserved),
+    )

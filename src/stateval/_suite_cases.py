@@ -1,0 +1,344 @@
+"""Cases: reading them from JSONL / JSON / CSV or inline, with one problem line per mistake."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import ValidationError
+
+from stateval._suite_models import CaseSpec
+from stateval.errors import StateError
+from stateval.mutators import StructuredInput
+from stateval.state import InterpretiveState
+
+__all__ = ["Case", "Loc", "build_case", "format_problem", "line_locator", "read_case_file"]
+
+Loc = tuple[str | int, ...]
+StateFormat = Literal["flat", "nested"]
+Locate = Callable[[Loc], int | None]
+
+_CSV_COLUMNS = (
+    "id",
+    "pre_state",
+    "prompt",
+    "message_id",
+    "input_metadata",
+    "expected_post_state",
+    "metadata",
+)
+_CSV_JSON_COLUMNS = frozenset({"pre_state", "input_metadata", "expected_post_state", "metadata"})
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One case of a suite, ready to run.
+
+    Attributes:
+        id: Unique within the suite.
+        pre_state: The state before the input.
+        input: What the mutator reads.
+        expected_post_state: The state the mutator should return.
+        metadata: Free JSON about the case (sent to Phoenix as the example's metadata).
+    """
+
+    id: str
+    pre_state: InterpretiveState
+    input: StructuredInput
+    expected_post_state: InterpretiveState
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_example(self) -> dict[str, Any]:
+        """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""
+        return {
+            "input": {
+                "case_id": self.id,
+                "pre_state": self.pre_state.to_dict(),
+                "input": self.input.to_dict(),
+            },
+            "output": {"post_state": self.expected_post_state.to_dict()},
+            "metadata": dict(self.metadata),
+        }
+
+
+def format_problem(
+    file: str, line: int | None, case_id: str | None, loc: Loc | str | None, message: str
+) -> str:
+    """``file:line: case 'id': field: message``, leaving out the parts that are unknown."""
+    head = f"{file}:{line}" if line else file
+    parts = [head]
+    if case_id is not None:
+        parts.append(f"case {case_id!r}")
+    where = loc if isinstance(loc, str) else _dotted(loc or ())
+    if where:
+        parts.append(where)
+    return ": ".join([*parts, message])
+
+
+def _dotted(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def pydantic_message(error: Mapping[str, Any]) -> str:
+    """A short message for one pydantic error."""
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    if error["type"] == "missing":
+        return "required"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def line_locator(text: str, base: Loc = ()) -> Locate:
+    """A function from a location inside ``text`` (YAML or JSON) to its 1-based line.
+
+    The text is parsed only when a line is first asked for. A location that does not exist
+    resolves to the line of its deepest existing parent.
+    """
+    root: list[yaml.Node | None] = []
+
+    def locate(loc: Loc) -> int | None:
+        if not root:
+            try:
+                root.append(yaml.compose(text, Loader=yaml.SafeLoader))
+            except yaml.YAMLError:
+                root.append(None)
+        node = root[0]
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        for part in (*base, *loc):
+            nxt: yaml.Node | None = None
+            if isinstance(node, yaml.MappingNode):
+                nxt = next(
+                    (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)),
+                    None,
+                )
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                nxt = node.value[part] if 0 <= part < len(node.value) else None
+            if nxt is None:
+                break
+            node = nxt
+            line = node.start_mark.line + 1
+        return line
+
+    return locate
+
+
+def _state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> InterpretiveState:
+    fields = data.get("fields")
+    if (
+        len(data) == 1
+        and isinstance(fields, Mapping)
+        and all(isinstance(v, list) for v in fields.values())
+    ):
+        return InterpretiveState.from_dict(data)
+    if fmt == "nested":
+        return InterpretiveState.from_nested(data, confidence=confidence)
+    return InterpretiveState.from_flat(data, confidence=confidence)
+
+
+def build_case(
+    spec: CaseSpec, fmt: StateFormat, confidence: float
+) -> tuple[Case | None, list[tuple[Loc, str]]]:
+    """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems."""
+    problems: list[tuple[Loc, str]] = []
+    states: dict[str, InterpretiveState] = {}
+    for name in ("pre_state", "expected_post_state"):
+        try:
+            states[name] = _state(getattr(spec, name), fmt, confidence)
+        except StateError as exc:
+            path = getattr(exc, "path", None)
+            problems.append(((name, path) if isinstance(path, str) else (name,), str(exc)))
+    try:
+        case_input = StructuredInput(
+            prompt=spec.input.prompt,
+            message_id=spec.input.message_id or spec.id,
+            metadata=spec.input.metadata,
+        )
+    except StateError as exc:
+        problems.append((("input", "metadata"), str(exc)))
+    try:
+        json.dumps(spec.metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        problems.append((("metadata",), f"not JSON: {exc}"))
+    if problems:
+        return None, problems
+    case = Case(
+        spec.id,
+        states["pre_state"],
+        case_input,
+        states["expected_post_state"],
+        dict(spec.metadata),
+    )
+    return case, []
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    data: object
+    line: int | None
+    locate: Locate
+
+
+def _case_id(data: object) -> str | None:
+    if isinstance(data, Mapping):
+        value = data.get("id")
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def read_case_file(
+    path: Path, label: str, fmt: StateFormat, confidence: float, problems: list[str]
+) -> list[Case]:
+    """Read every case of a JSONL, JSON or CSV file, appending one line per problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        problems.append(format_problem(label, None, None, None, f"cannot read: {exc.strerror}"))
+        return []
+    except UnicodeDecodeError as exc:
+        problems.append(format_problem(label, None, None, None, f"not UTF-8 text: {exc.reason}"))
+        return []
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        records = _jsonl_records(text, label, problems)
+    elif suffix == ".json":
+        records = _json_records(text, label, problems)
+    elif suffix == ".csv":
+        records = _csv_records(text, label, problems)
+    else:
+        problems.append(
+            format_problem(label, None, None, None, "unknown case file type (use .jsonl, .json or .csv)")
+        )
+        return []
+    return build_cases(records, label, fmt, confidence, problems)
+
+
+def build_cases(
+    records: Sequence[_Record], label: str, fmt: StateFormat, confidence: float, problems: list[str]
+) -> list[Case]:
+    """Validate records as cases; duplicates and bad fields become problems."""
+    cases: list[Case] = []
+    seen: dict[str, int | None] = {}
+    for record in records:
+        case_id = _case_id(record.data)
+        try:
+            spec = CaseSpec.model_validate(record.data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                loc = tuple(error["loc"])
+                problems.append(
+                    format_problem(
+                        label, record.locate(loc), case_id, loc, pydantic_message(error)
+                    )
+                )
+            continue
+        case, bad = build_case(spec, fmt, confidence)
+        for loc, message in bad:
+            problems.append(format_problem(label, record.locate(loc), spec.id, loc, message))
+        if spec.id in seen:
+            first = seen[spec.id]
+            where = f" (first at line {first})" if first else ""
+            problems.append(
+                format_problem(label, record.line, spec.id, "id", f"duplicate case id{where}")
+            )
+            continue
+        seen[spec.id] = record.line
+        if case is not None:
+            cases.append(case)
+    return cases
+
+
+def inline_records(items: Sequence[object], locate: Locate) -> list[_Record]:
+    """Records for cases written inline in the suite file (``cases.inline``)."""
+    return [
+        _Record(item, locate((i,)), lambda loc, i=i: locate((i, *loc)))  # type: ignore[misc]
+        for i, item in enumerate(items)
+    ]
+
+
+def _jsonl_records(text: str, label: str, problems: list[str]) -> list[_Record]:
+    records: list[_Record] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(format_problem(label, number, None, None, f"invalid JSON: {exc.msg}"))
+            continue
+        records.append(_Record(data, number, lambda _loc, n=number: n))  # type: ignore[misc]
+    return records
+
+
+def _json_records(text: str, label: str, problems: list[str]) -> list[_Record]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(format_problem(label, exc.lineno, None, None, f"invalid JSON: {exc.msg}"))
+        return []
+    base: Loc = ()
+    if isinstance(data, Mapping) and isinstance(data.get("cases"), list):
+        data, base = data["cases"], ("cases",)
+    if not isinstance(data, list):
+        problems.append(
+            format_problem(label, 1, None, None, 'expected a list of cases (or {"cases": [...]})')
+        )
+        return []
+    return inline_records(data, line_locator(text, base))
+
+
+def _csv_records(text: str, label: str, problems: list[str]) -> list[_Record]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    columns = reader.fieldnames or []
+    unknown = [c for c in columns if c not in _CSV_COLUMNS]
+    if unknown or "id" not in columns:
+        known = ", ".join(_CSV_COLUMNS)
+        what = f"unknown column(s) {unknown}" if unknown else "no 'id' column"
+        problems.append(format_problem(label, 1, None, None, f"{what}; columns are: {known}"))
+        return []
+    records: list[_Record] = []
+    start = 2
+    for row in reader:
+        number, start = start, reader.line_num + 1
+        data: dict[str, Any] = {}
+        bad = False
+        for column, cell in row.items():
+            if column is None or cell is None:
+                problems.append(format_problem(label, number, row.get("id"), None, "wrong number of cells"))
+                bad = True
+                break
+            if column in _CSV_JSON_COLUMNS:
+                if not cell.strip():
+                    continue
+                try:
+                    data[column] = json.loads(cell)
+                except json.JSONDecodeError as exc:
+                    problems.append(
+                        format_problem(label, number, row.get("id"), column, f"invalid JSON: {exc.msg}")
+                    )
+                    bad = True
+            elif cell != "" or column in ("id", "prompt"):
+                data[column] = cell
+        if bad:
+            continue
+        case_input = {"prompt": data.pop("prompt", None)}
+        if case_input["prompt"] is None:
+            del case_input["prompt"]
+        if "message_id" in data:
+            case_input["message_id"] = data.pop("message_id")
+        if "input_metadata" in data:
+            case_input["metadata"] = data.pop("input_metadata")
+        data["input"] = case_input
+        records.append(_Record(data, number, lambda _loc, n=number: n))  # type: ignore[misc]
+    return records

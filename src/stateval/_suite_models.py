@@ -1,0 +1,179 @@
+"""The pydantic models of a suite file (YAML or JSON); `stateval schema` publishes their schema."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from stateval.policy import MatchPolicyModel
+
+__all__ = [
+    "CaseInputSpec",
+    "CaseSpec",
+    "CasesSpec",
+    "LLMMutatorSpec",
+    "MutatorSpec",
+    "PhoenixSpec",
+    "PythonMutatorSpec",
+    "SlotsFileSpec",
+    "SuiteModel",
+    "ThresholdsSpec",
+]
+
+_Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PythonMutatorSpec(_Strict):
+    """A mutator written in Python, named by ``module:attr``."""
+
+    type: Literal["python"]
+    callable: str = Field(
+        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
+        description="'module:attr': a function (state, input) -> state, or an object with "
+        "async mutate(state, input); with `args`, a factory called with them.",
+    )
+    path: str | None = Field(
+        default=None,
+        description="A folder (relative to the suite file) searched first for the module.",
+    )
+    args: dict[str, Any] | None = Field(
+        default=None, description="Keyword arguments: when set, `callable` is called with them "
+        "and must return the mutator."
+    )
+
+
+class LLMMutatorSpec(_Strict):
+    """An `LLMMutator` over an OpenAI-compatible chat endpoint."""
+
+    type: Literal["llm"]
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY", description="Environment variable holding the API key."
+    )
+    instructions: str | None = None
+    prompt_template: str | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+
+MutatorSpec = Annotated[PythonMutatorSpec | LLMMutatorSpec, Field(discriminator="type")]
+
+
+class CaseInputSpec(_Strict):
+    """The input a case gives the mutator."""
+
+    prompt: str
+    message_id: str | None = Field(default=None, description="Defaults to the case id.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class CaseSpec(_Strict):
+    """One case: a pre-state, an input, the expected post-state.
+
+    States are flat ``{path: value}`` maps (or nested objects with ``format: nested``), or the
+    full candidate form ``{"fields": {path: [{"value", "confidence"}, ...]}}``.
+    """
+
+    id: str = Field(min_length=1)
+    pre_state: dict[str, Any] = Field(default_factory=dict)
+    input: CaseInputSpec
+    expected_post_state: dict[str, Any]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _int_id(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class CasesSpec(_Strict):
+    """Where the cases are: a file (JSONL, JSON or CSV) or inline, and how states are written."""
+
+    file: str | None = Field(default=None, description="Relative to the suite file.")
+    inline: list[CaseSpec] | None = None
+    format: Literal["flat", "nested"] = Field(
+        default="flat",
+        description="How states are written (the candidate form is always recognised).",
+    )
+    confidence: _Fraction = Field(
+        default=1.0, description="Confidence of values given as plain flat or nested values."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CasesSpec:
+        if (self.file is None) == (self.inline is None):
+            raise ValueError("give exactly one of 'file' or 'inline'")
+        return self
+
+
+class SlotsFileSpec(_Strict):
+    """A slot schema kept elsewhere: a file (.txt one per line, .json/.yaml list) or a
+    ``module:attr`` list."""
+
+    file: str | None = None
+    ref: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    path: str | None = Field(default=None, description="Folder searched first for `ref`.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SlotsFileSpec:
+        if (self.file is None) == (self.ref is None):
+            raise ValueError("give exactly one of 'file' or 'ref'")
+        return self
+
+
+class ThresholdsSpec(_Strict):
+    """Minimums a run must reach to pass (exit code 0); unset ones are not checked."""
+
+    overall_match_rate: _Fraction | None = None
+    accuracy: _Fraction | None = None
+    joint_goal_accuracy: _Fraction | None = None
+    slot_accuracy: _Fraction | None = None
+    max_error_rate: _Fraction | None = Field(
+        default=None, description="Most cases whose mutator call may fail."
+    )
+    fields: dict[str, _Fraction] = Field(
+        default_factory=dict, description="Path or glob -> minimum accuracy of each such field."
+    )
+
+
+class PhoenixSpec(_Strict):
+    """Names used in Phoenix (each defaults to the suite name)."""
+
+    dataset: str | None = Field(default=None, min_length=1)
+    experiment_prefix: str | None = Field(default=None, min_length=1)
+    project: str | None = Field(default=None, min_length=1)
+
+
+class SuiteModel(_Strict):
+    """A stateval suite file."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        title="stateval suite",
+        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"},
+    )
+
+    name: str | None = Field(default=None, min_length=1, description="Defaults to the file stem.")
+    description: str | None = None
+    mutator: MutatorSpec
+    cases: CasesSpec
+    policies: dict[str, MatchPolicyModel] = Field(
+        default_factory=dict, description="Path or glob -> how that field is compared."
+    )
+    slots: list[str] | SlotsFileSpec | None = Field(
+        default=None, description="The slot schema (enables joint goal and slot accuracy)."
+    )
+    checks: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Path or glob -> extra checks on that field's value, e.g. "
+        "{'type': 'regex', 'pattern': '...'}.",
+    )
+    thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
+    phoenix: PhoenixSpec = Field(default_factory=PhoenixSpec)
+    concurrency: int = Field(default=8, ge=1, le=1024)

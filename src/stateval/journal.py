@@ -1,0 +1,245 @@
+"""The run journal: every case result and upload acknowledgement, appended as it happens.
+
+A run lives in ``<root>/runs/<run_id>/journal.jsonl`` (``root`` is ``.stateval`` by default).
+Each line is one JSON record, written and ``fsync``'d before the call returns:
+
+- ``{"kind": "header", ...}``: the run (suite, hashes, planned case ids, Phoenix names);
+- ``{"kind": "result", "case_id", ...}``: one case's result (the mutator's post-state or error,
+  as ``stateval.run.CaseResult.to_dict``);
+- ``{"kind": "ack", "what": "dataset" | "experiment" | "run" | "evaluations", ...}``: Phoenix
+  accepted an upload (so a resumed run never sends it again);
+- ``{"kind": "end"}``: the run finished (every planned case has a result).
+
+A crash can leave a torn last line; reading skips it and the next append starts a new line.
+
+Example:
+    >>> import tempfile
+    >>> root = tempfile.mkdtemp()
+    >>> journal = Journal.create(root, RunHeader(suite_path="s.yaml", suite_name="s",
+    ...     suite_hash="h", cases_hash="c", case_ids=["a"]))
+    >>> journal.append_ack("experiment", experiment_id="E1")
+    >>> Journal.open(root, "latest").ack("experiment")["experiment_id"]
+    'E1'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stateval.errors import JournalError
+
+__all__ = ["Journal", "RunHeader", "list_runs", "new_run_id"]
+
+JOURNAL_NAME = "journal.jsonl"
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``20250101-120000-ab12cd``."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+class RunHeader(BaseModel):
+    """The first record of a journal: what the run is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(default_factory=new_run_id)
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    suite_path: str
+    suite_name: str
+    suite_hash: str
+    cases_hash: str
+    case_ids: list[str]
+    mutator: str = ""
+    stateval_version: str = ""
+    git_commit: str | None = None
+    phoenix_url: str | None = None
+    dataset: str | None = None
+    experiment_name: str | None = None
+    project: str | None = None
+
+
+def _runs_dir(root: str | Path) -> Path:
+    return Path(root) / "runs"
+
+
+def list_runs(root: str | Path) -> list[str]:
+    """Run ids with a journal under ``root``, oldest first."""
+    runs = _runs_dir(root)
+    if not runs.is_dir():
+        return []
+    return sorted(p.name for p in runs.iterdir() if (p / JOURNAL_NAME).is_file())
+
+
+class Journal:
+    """An open run journal (see the module docstring). Appends are thread-safe.
+
+    Attributes:
+        path: The ``journal.jsonl`` file.
+        header: The run.
+        results: Case id -> the latest result record for it (``CaseResult.to_dict`` form).
+        complete: True once an ``end`` record was written.
+    """
+
+    def __init__(self, path: Path, header: RunHeader, records: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.header = header
+        self.results: dict[str, dict[str, Any]] = {}
+        self._acks: dict[tuple[str, str], dict[str, Any]] = {}
+        self.complete = False
+        self._lock = threading.Lock()
+        for record in records:
+            self._absorb(record)
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (its folder name)."""
+        return self.header.run_id
+
+    @property
+    def folder(self) -> Path:
+        """The run's folder."""
+        return self.path.parent
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, root: str | Path, header: RunHeader) -> Journal:
+        """Start a new run's journal under ``root``."""
+        folder = _runs_dir(root) / header.run_id
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:
+            raise JournalError(f"cannot create run folder {folder}: {exc}") from exc
+        journal = cls(folder / JOURNAL_NAME, header, [])
+        journal._write({"kind": "header", **header.model_dump(mode="json")})
+        return journal
+
+    @classmethod
+    def open(cls, root: str | Path, run_id: str = "latest") -> Journal:
+        """Open an existing run (``latest`` = the newest).
+
+        Raises:
+            JournalError: No such run, or its journal is unreadable.
+        """
+        if run_id == "latest":
+            runs = list_runs(root)
+            if not runs:
+                raise JournalError(f"no runs under {_runs_dir(root)}")
+            run_id = runs[-1]
+        path = _runs_dir(root) / run_id / JOURNAL_NAME
+        if not path.is_file():
+            known = ", ".join(list_runs(root)[-5:]) or "none"
+            raise JournalError(f"no run {run_id!r} under {_runs_dir(root)} (latest: {known})")
+        records = _read(path)
+        if not records or records[0].get("kind") != "header":
+            raise JournalError(f"{path}: does not start with a run header")
+        header_data = {k: v for k, v in records[0].items() if k != "kind"}
+        try:
+            header = RunHeader.model_validate(header_data)
+        except ValidationError as exc:
+            raise JournalError(f"{path}:1: invalid run header: {exc.errors()[0]['msg']}") from exc
+        return cls(path, header, records[1:])
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _absorb(self, record: dict[str, Any]) -> None:
+        kind = record.get("kind")
+        if kind == "result":
+            case_id = record.get("case_id")
+            if not isinstance(case_id, str):
+                raise JournalError(f"{self.path}: a result record has no case_id")
+            self.results[case_id] = record
+        elif kind == "ack":
+            what = str(record.get("what"))
+            key = str(record.get("case_id", ""))
+            self._acks[(what, key)] = record
+        elif kind == "end":
+            self.complete = True
+
+    def ack(self, what: str, case_id: str = "") -> dict[str, Any] | None:
+        """The acknowledgement recorded for ``what`` (and ``case_id``), or None."""
+        return self._acks.get((what, case_id))
+
+    def acked(self, what: str) -> dict[str, dict[str, Any]]:
+        """Case id -> acknowledgement, for per-case acknowledgements of kind ``what``."""
+        return {key: rec for (kind, key), rec in self._acks.items() if kind == what and key}
+
+    @property
+    def missing(self) -> list[str]:
+        """Planned case ids without a result, in plan order."""
+        return [c for c in self.header.case_ids if c not in self.results]
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def append_result(self, case_id: str, result: dict[str, Any]) -> None:
+        """Record a case result (durably, before returning)."""
+        record = {"kind": "result", **result, "case_id": case_id}
+        self._write(record)
+        self.results[case_id] = record
+
+    def append_ack(self, what: str, case_id: str | None = None, **data: Any) -> None:
+        """Record that Phoenix accepted an upload."""
+        record: dict[str, Any] = {"kind": "ack", "what": what}
+        if case_id is not None:
+            record["case_id"] = case_id
+        record.update(data)
+        self._write(record)
+        self._acks[(what, case_id or "")] = record
+
+    def append_end(self) -> None:
+        """Record that every planned case has a result."""
+        if not self.complete:
+            self._write({"kind": "end", "at": datetime.now(UTC).isoformat()})
+            self.complete = True
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        data = line.encode()
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    if os.fstat(fd).st_size and not _ends_with_newline(self.path):
+                        os.write(fd, b"\n")
+                    os.write(fd, data)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                raise JournalError(f"cannot write {self.path}: {exc}") from exc
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise JournalError(f"cannot read {path}: {exc}") from exc
+    records: list[dict[str, Any]] = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if number >= len(lines) - 1:
+                continue  # a torn last line from a crash mid-write
+            raise JournalError(f"{path}:{number}: not a JSON record: {exc}") from exc
+        if not isinstance(record, dict):
+            raise JournalError(f"{path}:{number}: not a JSON object")
+        records.append(record)
+    return records

@@ -1,0 +1,188 @@
+"""Metrics over many comparisons: per-field aggregates, dialogue-state-tracking slot metrics,
+and the delta view (what a mutator was expected to change vs. leave alone).
+
+Conventions:
+    * A ratio whose denominator is zero is 0.0 (as `StateComparison.accuracy_score`), except
+      precision / recall / F1 when there is neither a gold nor a predicted slot value at all:
+      nothing was missed and nothing was invented, so all three are 1.0.
+    * Every result also carries its counts (``n``...), so a caller can tell "0.0 because wrong"
+      from "0.0 because empty" and skip the latter.
+
+Example:
+    >>> from stateval.state import InterpretiveState
+    >>> gold = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.stars": "4"})
+    >>> pred = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.parking": "yes"})
+    >>> m = slot_metrics([(gold, pred)], ["hotel.area", "hotel.stars", "hotel.parking"])
+    >>> (round(m.slot_accuracy, 3), m.joint_goal_accuracy, m.precision, m.recall)
+    (0.333, 0.0, 0.5, 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from stateval._delta import DeltaComparison, compare_delta
+from stateval.compare import FieldStatus, StateComparison, compare_states
+from stateval.policy import FieldPolicies, MatchPolicy
+from stateval.state import InterpretiveState
+
+__all__ = [
+    "DeltaComparison",
+    "FieldAggregate",
+    "SlotMetrics",
+    "compare_delta",
+    "field_aggregates",
+    "joint_goal_accuracy",
+    "slot_metrics",
+    "worst_fields",
+]
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FieldAggregate:
+    """How one path fared over many comparisons.
+
+    Attributes:
+        path: The field path.
+        n: Comparisons in which the path was compared (any status).
+        matching: How many times it matched.
+        mismatched: How many times both sides held it but it differed.
+        missing: How many times only the expected state held it.
+        extra: How many times only the actual state held it.
+    """
+
+    path: str
+    n: int = 0
+    matching: int = 0
+    mismatched: int = 0
+    missing: int = 0
+    extra: int = 0
+
+    @property
+    def n_expected(self) -> int:
+        """matching + mismatched + missing: the denominator of `accuracy`."""
+        return self.matching + self.mismatched + self.missing
+
+    @property
+    def errors(self) -> int:
+        """mismatched + missing + extra."""
+        return self.mismatched + self.missing + self.extra
+
+    @property
+    def accuracy(self) -> float:
+        """matching / (matching + mismatched + missing); 0.0 when never expected."""
+        return _ratio(self.matching, self.n_expected)
+
+
+def field_aggregates(comparisons: Iterable[StateComparison]) -> dict[str, FieldAggregate]:
+    """Per-path counts over ``comparisons``, keyed by path in the order first seen."""
+    counts: dict[str, dict[str, int]] = {}
+    for comparison in comparisons:
+        for f in comparison.fields:
+            row = counts.setdefault(f.path, {s.value: 0 for s in FieldStatus} | {"n": 0})
+            row[f.status.value] += 1
+            row["n"] += 1
+    return {path: FieldAggregate(path, **row) for path, row in counts.items()}
+
+
+def worst_fields(
+    aggregates: dict[str, FieldAggregate] | Iterable[FieldAggregate], limit: int | None = None
+) -> list[FieldAggregate]:
+    """Aggregates worst first: lowest accuracy, then most errors, then path."""
+    items = list(aggregates.values()) if isinstance(aggregates, dict) else list(aggregates)
+    items.sort(key=lambda a: (a.accuracy, -a.errors, a.path))
+    return items if limit is None else items[:limit]
+
+
+def joint_goal_accuracy(comparisons: Iterable[StateComparison]) -> float:
+    """The fraction of comparisons with `StateComparison.overall_match` (0.0 when none)."""
+    results = [c.overall_match for c in comparisons]
+    return _ratio(sum(results), len(results))
+
+
+@dataclass(frozen=True, slots=True)
+class SlotMetrics:
+    """Dialogue-state-tracking metrics over a fixed slot schema.
+
+    Attributes:
+        n_cases: Number of (expected, actual) pairs.
+        n_slots: Schema slots scored per case (ignored slots excluded).
+        slot_accuracy: Correct (case, slot) pairs over n_cases * n_slots; a slot absent from
+            both states is correct.
+        joint_goal_accuracy: Fraction of cases whose every schema slot is correct.
+        precision: TP / (TP + FP).
+        recall: TP / (TP + FN).
+        f1: Harmonic mean of precision and recall.
+        tp: Slots present in both and matched.
+        fp: Predicted slots not matched (mismatched or extra).
+        fn: Gold slots not matched (mismatched or missing).
+        per_slot: Each slot's accuracy over the cases, in schema order.
+    """
+
+    n_cases: int
+    n_slots: int
+    slot_accuracy: float
+    joint_goal_accuracy: float
+    precision: float
+    recall: float
+    f1: float
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    per_slot: dict[str, float] = field(default_factory=dict)
+
+
+def slot_metrics(
+    pairs: Iterable[tuple[InterpretiveState, InterpretiveState]],
+    schema: Sequence[str],
+    policies: FieldPolicies | MatchPolicy | None = None,
+) -> SlotMetrics:
+    """Slot accuracy, joint goal accuracy and value P/R/F1 of ``(expected, actual)`` pairs.
+
+    Only schema slots are scored; other paths are not seen. A slot whose policy has
+    ``ignore=True`` is dropped from the schema. See the module docstring for zero handling.
+    """
+    if isinstance(schema, str):
+        raise TypeError("schema must be a sequence of slot paths, not a string")
+    resolved = FieldPolicies.of(policies)
+    slots = [s for s in dict.fromkeys(schema) if not resolved.for_path(s).ignore]
+    correct = dict.fromkeys(slots, 0)
+    n_cases = joint = tp = fp = fn = 0
+    for expected, actual in pairs:
+        n_cases += 1
+        comparison = compare_states(expected, actual, resolved, paths=slots)
+        all_correct = True
+        for slot in slots:
+            f = comparison.field(slot)
+            status = None if f is None else f.status
+            if status in (None, FieldStatus.MATCHING):
+                correct[slot] += 1
+            else:
+                all_correct = False
+            tp += status is FieldStatus.MATCHING
+            fp += status in (FieldStatus.MISMATCHED, FieldStatus.EXTRA)
+            fn += status in (FieldStatus.MISMATCHED, FieldStatus.MISSING)
+        joint += all_correct
+    if tp + fp + fn == 0:
+        precision = recall = f1 = 1.0
+    else:
+        precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return SlotMetrics(
+        n_cases=n_cases,
+        n_slots=len(slots),
+        slot_accuracy=_ratio(sum(correct.values()), n_cases * len(slots)),
+        joint_goal_accuracy=_ratio(joint, n_cases),
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        per_slot={s: _ratio(c, n_cases) for s, c in correct.items()},
+    )

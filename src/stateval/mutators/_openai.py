@@ -1,0 +1,460 @@
+"""`OpenAICompatibleClient`: a `BaseLLMClient` for any OpenAI-compatible chat completions server.
+
+It speaks ``POST {base_url}/chat/completions`` with httpx (already a stateval dependency; the
+``openai`` SDK would add a heavy dependency for one endpoint and its own retry policy). It retries
+429, 5xx, timeouts and connection errors with exponential backoff and jitter, bounds concurrent
+calls, and can constrain the reply to a JSON Schema in either dialect:
+
+* OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``, whose root must
+  be an object, so a root array (such as `UPDATES_JSON_SCHEMA`) is wrapped as
+  ``{"updates": [...]}`` (which `parse_updates` unwraps);
+* llama.cpp's ``{"type": "json_object", "schema": {...}}``.
+
+With ``schema_dialect="auto"`` it tries the first and, when the server rejects it with a 4xx naming
+``response_format``, switches to the second for the rest of the client's life.
+
+The API key is read from an environment variable when the client is made, sent only in the
+``Authorization`` header, and kept out of reprs, errors and `LLMCall` records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import httpx
+
+from stateval.errors import (
+    LLMClientError,
+    LLMResponseError,
+    LLMStatusError,
+    LLMUnavailableError,
+    MutatorError,
+)
+from stateval.mutators._client import BaseLLMClient
+
+__all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
+
+SchemaDialect = Literal["auto", "json_schema", "json_object"]
+"""How a response schema is sent: OpenAI's ``json_schema``, llama.cpp's ``json_object``, or auto."""
+
+_RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
+_WRAP_KEY: Final = "updates"
+_DETAIL_CHARS: Final = 300
+_SK_PATTERN: Final = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
+_BEARER_PATTERN: Final = re.compile(r"(?i)\bbearer\s+\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One completed chat completion: what the LLM span and reports record (never the key).
+
+    Attributes:
+        model: The model the server says answered (else the one requested).
+        requested_model: The model asked for.
+        base_url: The endpoint's base URL, without credentials.
+        prompt: The user message sent.
+        system_prompt: The system message sent, if any.
+        output: The reply text.
+        prompt_tokens: Prompt tokens, when the server reports usage.
+        completion_tokens: Completion tokens, when reported.
+        total_tokens: Total tokens, when reported.
+        finish_reason: Why generation stopped (``stop``, ``length``, ...), when reported.
+        latency_s: Seconds from the first attempt to the reply, backoff included.
+        attempts: HTTP attempts made (1 when nothing was retried).
+        response_format: ``json_schema``, ``json_object`` or None (unconstrained).
+        invocation_parameters: Sampling parameters sent (temperature, max_tokens, ...).
+    """
+
+    model: str
+    requested_model: str
+    base_url: str
+    prompt: str
+    system_prompt: str | None
+    output: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    total_tokens: int | None
+    finish_reason: str | None
+    latency_s: float
+    attempts: int
+    response_format: str | None
+    invocation_parameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _LoopBound:
+    """The HTTP pool and semaphore of one event loop (both are bound to the loop that uses them)."""
+
+    loop: asyncio.AbstractEventLoop
+    http: httpx.AsyncClient
+    semaphore: asyncio.Semaphore
+
+
+class OpenAICompatibleClient(BaseLLMClient):
+    """An LLM client for OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp, ...).
+
+    Args:
+        model: Model name sent with each request.
+        base_url: The API root, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8080/v1``.
+        api_key_env: Environment variable holding the API key (read once, here). When it is unset
+            or ``None`` no ``Authorization`` header is sent, which is what local servers want.
+        api_key: The key itself; takes precedence over ``api_key_env``.
+        system_prompt: An optional system message sent before the prompt.
+        temperature: Sampling temperature (0 for repeatable extraction).
+        max_tokens: Completion token limit, or None for the server's default.
+        timeout: Seconds allowed per HTTP attempt.
+        max_retries: Retries after the first attempt on 408/409/429/5xx, timeouts and
+            connection errors.
+        backoff_base: First retry delay in seconds; doubles per retry, capped at ``backoff_max``,
+            with jitter (a random 50-100% of it). A ``Retry-After`` header takes precedence.
+        backoff_max: Longest delay between attempts, in seconds.
+        max_concurrency: Calls in flight at once, per event loop.
+        response_schema: A JSON Schema the reply must follow (e.g. `UPDATES_JSON_SCHEMA`).
+        schema_dialect: How to send ``response_schema`` (see the module docs).
+        schema_name: The ``json_schema.name`` sent in OpenAI's dialect.
+        strict: OpenAI's ``strict`` flag; None sets it when the schema meets OpenAI's strict rules
+            (every object closed with all properties required, every value typed).
+        extra_body: More JSON fields merged into each request body (e.g. ``{"seed": 1}``).
+        on_call: Called with an `LLMCall` after each successful call (e.g. to record a span).
+
+    Example:
+        >>> from stateval.mutators import LLMMutator, UPDATES_JSON_SCHEMA
+        >>> client = OpenAICompatibleClient(
+        ...     "gpt-4o-mini", response_schema=UPDATES_JSON_SCHEMA, max_retries=2
+        ... )
+        >>> mutator = LLMMutator(client)
+        >>> client
+        OpenAICompatibleClient(model='gpt-4o-mini', base_url='https://api.openai.com/v1', ...)
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        api_key: str | None = None,
+        system_prompt: str | None = None,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        max_concurrency: int = 4,
+        response_schema: Mapping[str, Any] | None = None,
+        schema_dialect: SchemaDialect = "auto",
+        schema_name: str = "updates",
+        strict: bool | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        on_call: Callable[[LLMCall], None] | None = None,
+    ) -> None:
+        if not model:
+            raise MutatorError("OpenAICompatibleClient needs a model name")
+        if not base_url.startswith(("http://", "https://")):
+            raise MutatorError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or backoff_base < 0:
+            raise MutatorError(
+                "OpenAICompatibleClient needs timeout > 0, max_retries >= 0, "
+                "max_concurrency >= 1 and backoff_base >= 0"
+            )
+        if schema_dialect not in ("auto", "json_schema", "json_object"):
+            raise MutatorError(
+                f"schema_dialect must be auto, json_schema or json_object, got {schema_dialect!r}"
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self._api_key = api_key or (os.environ.get(api_key_env) if api_key_env else None) or None
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_concurrency = max_concurrency
+        self.response_schema = dict(response_schema) if response_schema is not None else None
+        self.schema_dialect: SchemaDialect = schema_dialect
+        self.schema_name = schema_name
+        self.strict = strict
+        self.extra_body = dict(extra_body or {})
+        self.on_call = on_call
+        self.last_call: LLMCall | None = None
+        self._bound: _LoopBound | None = None
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "unset"
+        return (
+            f"OpenAICompatibleClient(model={self.model!r}, base_url={_safe_url(self.base_url)!r}, "
+            f"api_key_env={self.api_key_env!r}, api_key={key}, "
+            f"schema_dialect={self.schema_dialect!r})"
+        )
+
+    def describe(self) -> str:
+        """One line naming the model and endpoint (for experiment metadata)."""
+        return (
+            f"OpenAICompatibleClient(model={self.model!r}, base_url={_safe_url(self.base_url)!r})"
+        )
+
+    @property
+    def url(self) -> str:
+        """The chat completions endpoint called, without credentials."""
+        return _safe_url(f"{self.base_url}/chat/completions")
+
+    async def generate(self, prompt: str) -> str:
+        """Return the model's reply to ``prompt``.
+
+        Raises:
+            LLMUnavailableError: Unreachable or timed out on every attempt.
+            LLMStatusError: An HTTP error status (after retries when retryable).
+            LLMResponseError: A 200 with no usable text (e.g. a refusal).
+        """
+        bound = self._bind()
+        async with bound.semaphore:
+            return await self._complete(bound.http, prompt)
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the current event loop (the client stays usable)."""
+        bound, self._bound = self._bound, None
+        if bound is not None:
+            await bound.http.aclose()
+
+    async def __aenter__(self) -> OpenAICompatibleClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _bind(self) -> _LoopBound:
+        loop = asyncio.get_running_loop()
+        if self._bound is None or self._bound.loop is not loop:
+            headers = {"Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout))
+            self._bound = _LoopBound(loop, http, asyncio.Semaphore(self.max_concurrency))
+        return self._bound
+
+    def _dialect(self) -> str | None:
+        if self.response_schema is None:
+            return None
+        return "json_schema" if self.schema_dialect == "auto" else self.schema_dialect
+
+    def _body(self, prompt: str, dialect: str | None) -> dict[str, Any]:
+        messages = []
+        if self.system_prompt:
+            messages.append({"role": "system", "content": self.system_prompt})
+        messages.append({"role": "user", "content": prompt})
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        body.update(self._invocation_parameters())
+        if dialect is not None and self.response_schema is not None:
+            body["response_format"] = _response_format(
+                self.response_schema, dialect, self.schema_name, self.strict
+            )
+        body.update(self.extra_body)
+        return body
+
+    def _invocation_parameters(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    async def _complete(self, http: httpx.AsyncClient, prompt: str) -> str:
+        url = f"{self.base_url}/chat/completions"
+        started = time.monotonic()
+        attempts = 0
+        retries = 0
+        while True:
+            dialect = self._dialect()
+            attempts += 1
+            retry_after: float | None = None
+            detail = ""
+            try:
+                response = await http.post(url, json=self._body(prompt, dialect))
+            except httpx.TimeoutException:
+                problem = f"timed out after {self.timeout:g}s"
+                status: int | None = None
+            except httpx.TransportError as exc:
+                problem = f"connection failed ({type(exc).__name__})"
+                status = None
+            else:
+                status = response.status_code
+                if status == 200:
+                    return self._finish(response, prompt, dialect, started, attempts)
+                detail = self._redact(response.text[:_DETAIL_CHARS])
+                if self._should_switch_dialect(status, dialect, response.text):
+                    self.schema_dialect = "json_object"
+                    continue
+                problem = f"HTTP {status}"
+                if status not in _RETRYABLE_STATUS:
+                    raise self._status_error(status, detail, attempts)
+                retry_after = _retry_after(response)
+            if retries >= self.max_retries:
+                if status is not None:
+                    raise self._status_error(status, detail, attempts)
+                raise LLMUnavailableError(
+                    f"LLM endpoint {self.url} (model {self.model!r}) {problem}; "
+                    f"gave up after {attempts} attempt(s)",
+                    model=self.model,
+                    url=self.url,
+                )
+            retries += 1
+            await asyncio.sleep(self._delay(retries, retry_after))
+
+    def _should_switch_dialect(self, status: int, dialect: str | None, text: str) -> bool:
+        return (
+            self.schema_dialect == "auto"
+            and dialect == "json_schema"
+            and status in (400, 422)
+            and "response_format" in text
+        )
+
+    def _delay(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.backoff_max)
+        ceiling = min(self.backoff_base * 2.0 ** (retry - 1), self.backoff_max)
+        return ceiling * random.uniform(0.5, 1.0)
+
+    def _status_error(self, status: int, detail: str, attempts: int) -> LLMStatusError:
+        hint = ""
+        if status in (401, 403):
+            hint = f" (check the API key in ${self.api_key_env})" if self.api_key_env else ""
+        return LLMStatusError(
+            f"LLM endpoint {self.url} (model {self.model!r}) answered HTTP {status} after "
+            f"{attempts} attempt(s){hint}: {_one_line(detail)}",
+            model=self.model,
+            url=self.url,
+            status=status,
+            detail=detail,
+        )
+
+    def _finish(
+        self, response: httpx.Response, prompt: str, dialect: str | None, started: float, n: int
+    ) -> str:
+        try:
+            payload = response.json()
+            choice = payload["choices"][0]
+            message = choice["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise self._response_error(
+                f"is not a chat completion: {_one_line(self._redact(response.text[:120]))}"
+            ) from None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            if refusal:
+                raise self._response_error(f"is a refusal: {_one_line(str(refusal)[:200])}")
+            raise self._response_error("has no text content")
+        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        call = LLMCall(
+            model=str(payload.get("model") or self.model),
+            requested_model=self.model,
+            base_url=_safe_url(self.base_url),
+            prompt=prompt,
+            system_prompt=self.system_prompt,
+            output=content,
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            total_tokens=_int_or_none(usage.get("total_tokens")),
+            finish_reason=choice.get("finish_reason"),
+            latency_s=time.monotonic() - started,
+            attempts=n,
+            response_format=dialect,
+            invocation_parameters=self._invocation_parameters(),
+        )
+        self.last_call = call
+        if self.on_call is not None:
+            self.on_call(call)
+        return content
+
+    def _response_error(self, what: str) -> LLMClientError:
+        return LLMResponseError(
+            f"LLM endpoint {self.url} (model {self.model!r}) reply {what}",
+            model=self.model,
+            url=self.url,
+        )
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        text = _BEARER_PATTERN.sub("Bearer ***", text)
+        return _SK_PATTERN.sub("sk-***", text)
+
+
+def _response_format(
+    schema: Mapping[str, Any], dialect: str, name: str, strict: bool | None
+) -> dict[str, Any]:
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": dict(schema)}
+    inner = {key: value for key, value in schema.items() if key != "$schema"}
+    if inner.get("type") != "object":
+        inner = {
+            "type": "object",
+            "properties": {_WRAP_KEY: inner},
+            "required": [_WRAP_KEY],
+            "additionalProperties": False,
+        }
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": name,
+            "schema": inner,
+            "strict": _strict_ok(inner) if strict is None else strict,
+        },
+    }
+
+
+def _strict_ok(schema: Any) -> bool:
+    """Whether ``schema`` meets OpenAI's strict structured-output rules (a conservative check)."""
+    if not isinstance(schema, dict):
+        return False
+    if "anyOf" in schema:
+        return all(_strict_ok(option) for option in schema["anyOf"])
+    if not any(key in schema for key in ("type", "enum", "const", "$ref")):
+        return False
+    types = schema.get("type")
+    type_set = set(types) if isinstance(types, list) else {types}
+    if "object" in type_set:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", [])) != set(properties):
+            return False
+        if not all(_strict_ok(sub) for sub in properties.values()):
+            return False
+    return not ("array" in type_set and not _strict_ok(schema.get("items")))
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _safe_url(url: str) -> str:
+    """``url`` without user info or query string (either may hold a credential)."""
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

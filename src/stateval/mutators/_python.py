@@ -1,0 +1,144 @@
+"""Plain Python callables as mutators, and loading them from ``module:attr`` references."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from stateval.errors import MutatorError, MutatorLoadError
+from stateval.mutators._input import StructuredInput
+from stateval.mutators._mutator import Mutator, MutatorFunction, MutatorLike
+from stateval.state import InterpretiveState
+
+__all__ = ["PythonMutator", "as_mutator", "load_callable"]
+
+
+class PythonMutator:
+    """Wraps a sync or async callable ``(state, input) -> InterpretiveState`` as a `Mutator`.
+
+    The callable receives a copy of the state, so changing its argument in place is harmless and
+    the caller's state never changes. A sync callable runs in a worker thread
+    (`asyncio.to_thread`), so a blocking one does not stall other cases.
+
+    Args:
+        fn: The callable. It may return the (changed) copy it was given or a new state.
+
+    Example:
+        >>> def set_name(state, input):
+        ...     state.add_value("name", ValueConfidence(input.prompt, 1.0))
+        ...     return state
+        >>> import asyncio
+        >>> from stateval.state import ValueConfidence
+        >>> mutator = PythonMutator(set_name)
+        >>> asyncio.run(mutator.mutate(InterpretiveState(), StructuredInput("Ada", "m")))
+        InterpretiveState({'name': 'Ada'})
+    """
+
+    def __init__(self, fn: MutatorFunction) -> None:
+        if not callable(fn):
+            raise MutatorError(f"PythonMutator needs a callable, got {type(fn).__name__}")
+        self.fn = fn
+        self.name = _callable_name(fn)
+
+    async def mutate(self, state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        """Call the wrapped callable on a copy of ``state`` and check what it returns."""
+        working = state.copy()
+        if _is_async(self.fn):
+            result: Any = await cast(Any, self.fn)(working, input)
+        else:
+            result = await asyncio.to_thread(self.fn, working, input)
+            if inspect.isawaitable(result):
+                result = await result
+        if not isinstance(result, InterpretiveState):
+            raise MutatorError(
+                f"mutator {self.name} returned {type(result).__name__}, not an InterpretiveState"
+            )
+        return result
+
+    def describe(self) -> str:
+        """``python:<module>:<qualname>`` of the wrapped callable."""
+        return f"python:{self.name}"
+
+
+def as_mutator(obj: MutatorLike) -> Mutator:
+    """Return ``obj`` as a `Mutator`.
+
+    An object whose ``mutate`` is async is returned as is; one whose ``mutate`` is sync is wrapped
+    (its ``mutate`` runs in a thread); any other callable becomes a `PythonMutator`.
+
+    Raises:
+        MutatorError: ``obj`` is a class, or neither a mutator nor callable.
+    """
+    if isinstance(obj, type):
+        raise MutatorError(
+            f"{obj.__qualname__} is a class; pass an instance (or a function) as the mutator"
+        )
+    mutate = getattr(obj, "mutate", None)
+    if callable(mutate):
+        if _is_async(mutate):
+            return cast(Mutator, obj)
+        return PythonMutator(cast(MutatorFunction, mutate))
+    if callable(obj):
+        return PythonMutator(obj)
+    raise MutatorError(
+        f"{type(obj).__name__} object is not a mutator: expected an object with "
+        "async mutate(state, input) or a callable (state, input) -> InterpretiveState"
+    )
+
+
+def load_callable(spec: str, *, search_path: Sequence[str | Path] = ()) -> Any:
+    """Import ``"package.module:attr"`` (``attr`` may be dotted, e.g. ``Class.method``).
+
+    Args:
+        spec: The reference, as written in a suite file.
+        search_path: Directories tried before ``sys.path`` while importing (e.g. the suite's
+            folder); they are removed from ``sys.path`` again afterwards.
+
+    Raises:
+        MutatorLoadError: The reference is malformed, or the module or attribute is missing, or
+            importing the module raised.
+    """
+    module_name, sep, attr = spec.partition(":") if isinstance(spec, str) else ("", "", "")
+    if not sep or not module_name.strip() or not attr.strip():
+        raise MutatorLoadError(str(spec), "expected 'package.module:attribute'")
+    module_name, attr = module_name.strip(), attr.strip()
+    added = [str(p) for p in search_path if str(p) not in sys.path]
+    sys.path[:0] = added
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise MutatorLoadError(spec, f"module {exc.name or module_name!r} not found") from exc
+    except Exception as exc:
+        raise MutatorLoadError(
+            spec, f"importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        for entry in added:
+            if entry in sys.path:
+                sys.path.remove(entry)
+    target: Any = module
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise MutatorLoadError(
+                spec, f"{module_name!r} has no attribute {attr!r} (missing {part!r})"
+            ) from None
+    return target
+
+
+def _is_async(fn: object) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with async __call__
+    )
+
+
+def _callable_name(fn: object) -> str:
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return f"{module}:{name}"

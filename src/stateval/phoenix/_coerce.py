@@ -1,0 +1,116 @@
+"""Read states out of what Phoenix hands an evaluator (the stateval wire format).
+
+A Phoenix dataset example for one case has::
+
+    input    = {"case_id": str, "pre_state": <state dict>, "input": {"prompt", "message_id", ...}}
+    output   = {"post_state": <state dict>}           # the expected post-state
+    metadata = <the case metadata>
+
+and the task returns ``{"post_state": <state dict> | None, "error": str | None}``. A *state dict* is
+`InterpretiveState.to_dict` (``{"fields": {path: [candidate, ...]}}``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from stateval.errors import StateError
+from stateval.state import InterpretiveState
+
+__all__ = ["coerce_state", "pre_state_of", "task_error", "task_output"]
+
+
+def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
+    """Read an `InterpretiveState` from any of the shapes stateval passes through Phoenix.
+
+    Accepts an `InterpretiveState`, its dict form ``{"fields": ...}``, a wrapper
+    ``{"post_state": ...}`` around either, or a JSON string of any of those.
+
+    Args:
+        value: The thing to read.
+        what: What it is (``"output"``, ``"expected"``...), named in the error.
+
+    Raises:
+        StateError: ``value`` is none of those shapes, or the state inside is invalid.
+    """
+    if isinstance(value, InterpretiveState):
+        return value
+    if isinstance(value, str | bytes):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise StateError(f"{what}: not a state (JSON does not parse: {exc.msg})") from exc
+        return coerce_state(value, what=what)
+    if isinstance(value, Mapping):
+        if "post_state" in value:
+            inner = value["post_state"]
+            if inner is None:
+                raise StateError(f"{what}: post_state is null")
+            return coerce_state(inner, what=what)
+        if "fields" in value:
+            try:
+                return InterpretiveState.from_dict(value)
+            except StateError as exc:
+                raise StateError(f"{what}: {exc}") from exc
+        keys = ", ".join(repr(k) for k in list(value)[:5]) or "no keys"
+        raise StateError(f"{what}: an object with {keys} is not a state (needs 'fields')")
+    raise StateError(
+        f"{what}: a {type(value).__name__} is not a state "
+        '(expected an InterpretiveState, {"fields": ...}, {"post_state": ...} or their JSON)'
+    )
+
+
+def task_error(output: object) -> str | None:
+    """The error a task output reports (``{"error": "..."}``), or None when it reports none."""
+    if isinstance(output, str | bytes):
+        try:
+            output = json.loads(output)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(output, Mapping):
+        error = output.get("error")
+        if error:
+            return str(error)
+    return None
+
+
+def pre_state_of(input: object) -> InterpretiveState:
+    """The pre-state of a case from the example input ``{"pre_state": ...}``.
+
+    An input without ``pre_state`` (or with a null one) means the empty state.
+
+    Raises:
+        StateError: ``pre_state`` is present but is not a state.
+    """
+    if isinstance(input, str | bytes):
+        try:
+            input = json.loads(input)
+        except json.JSONDecodeError as exc:
+            raise StateError(f"input: JSON does not parse: {exc.msg}") from exc
+    if isinstance(input, InterpretiveState):
+        return input
+    if not isinstance(input, Mapping):
+        raise StateError(f"input: a {type(input).__name__} has no pre_state")
+    pre = input.get("pre_state")
+    if pre is None:
+        return InterpretiveState()
+    return coerce_state(pre, what="input.pre_state")
+
+
+def task_output(
+    post_state: InterpretiveState | None = None, error: str | BaseException | None = None
+) -> dict[str, Any]:
+    """The task output a stateval experiment task returns to Phoenix.
+
+    Args:
+        post_state: The mutator's post-state, or None when it failed.
+        error: What went wrong (an exception is rendered as ``Type: message``).
+    """
+    if isinstance(error, BaseException):
+        error = f"{type(error).__name__}: {error}"
+    return {
+        "post_state": None if post_state is None else post_state.to_dict(),
+        "error": error,
+    }

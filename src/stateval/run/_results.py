@@ -1,0 +1,160 @@
+"""What a run records per case: the mutator's result (journaled) and its scores (recomputable)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stateval.compare import StateComparison
+from stateval.errors import JournalError, StatevalError
+from stateval.state import InterpretiveState
+
+__all__ = ["CaseResult", "CaseScore", "Evaluation"]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """What the mutator did on one case; this is what the journal keeps, so a run can be
+    resumed or rescored without calling the mutator again.
+
+    Attributes:
+        case_id: The case.
+        post_state: The state the mutator returned, or None when it failed.
+        error: One line saying why the mutator failed, or None.
+        error_type: The exception's class name, or None.
+        time_used: Seconds the mutator call took (monotonic clock).
+        trace_id: The trace of the mutator call's span, when traced.
+        raw_output: An LLM's raw reply when the mutator rejected it.
+    """
+
+    case_id: str
+    post_state: InterpretiveState | None
+    error: str | None
+    error_type: str | None
+    time_used: float
+    trace_id: str | None = None
+    raw_output: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the mutator returned a state."""
+        return self.error is None and self.post_state is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored in the journal."""
+        return {
+            "case_id": self.case_id,
+            "post_state": None if self.post_state is None else self.post_state.to_dict(),
+            "error": self.error,
+            "error_type": self.error_type,
+            "time_used": self.time_used,
+            "trace_id": self.trace_id,
+            "raw_output": self.raw_output,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
+        """Inverse of `to_dict`.
+
+        Raises:
+            JournalError: The record is malformed.
+        """
+        try:
+            post = data["post_state"]
+            return cls(
+                case_id=str(data["case_id"]),
+                post_state=None if post is None else InterpretiveState.from_dict(post),
+                error=data.get("error"),
+                error_type=data.get("error_type"),
+                time_used=float(data.get("time_used") or 0.0),
+                trace_id=data.get("trace_id"),
+                raw_output=data.get("raw_output"),
+            )
+        except (KeyError, TypeError, ValueError, StatevalError) as exc:
+            raise JournalError(f"malformed case result record: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """One score of one case, as reported and uploaded (``field:<path>``, ``state_accuracy``...).
+
+    Attributes:
+        name: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
+            ``preserved_fields_accuracy``, ``slot_accuracy``, ``field:<path>`` or
+            ``check:<path>``.
+        score: A number in [0, 1].
+        label: A short category (``matching``, ``missing``, ``pass``...), or None.
+        explanation: One human-readable line.
+    """
+
+    name: str
+    score: float
+    label: str | None
+    explanation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "name": self.name,
+            "score": self.score,
+            "label": self.label,
+            "explanation": self.explanation,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CaseScore:
+    """The scores of one case under a suite's policies, slots and checks.
+
+    Attributes:
+        case_id: The case.
+        result: What the mutator did.
+        comparison: Every field's comparison (against an empty state when the mutator failed).
+        evaluations: Case-level evaluations, then one per field, then check results.
+    """
+
+    case_id: str
+    result: CaseResult
+    comparison: StateComparison
+    evaluations: tuple[Evaluation, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when the mutator returned a state."""
+        return self.result.ok
+
+    @property
+    def overall_match(self) -> bool:
+        """True when the mutator returned a state whose every field matches."""
+        return self.ok and self.comparison.overall_match
+
+    @property
+    def accuracy(self) -> float:
+        """The case's `StateComparison.accuracy_score` (0.0 when the mutator failed)."""
+        return self.comparison.accuracy_score if self.ok else 0.0
+
+    @property
+    def failed_checks(self) -> tuple[Evaluation, ...]:
+        """Check evaluations that did not pass."""
+        return tuple(e for e in self.evaluations if e.name.startswith("check:") and e.score < 1)
+
+    def evaluation(self, name: str) -> Evaluation | None:
+        """The evaluation called ``name``, or None."""
+        return next((e for e in self.evaluations if e.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON form for reports."""
+        return {
+            "case_id": self.case_id,
+            "ok": self.ok,
+            "error": self.result.error,
+            "error_type": self.result.error_type,
+            "overall_match": self.overall_match,
+            "accuracy": self.accuracy,
+            "time_used": self.result.time_used,
+            "trace_id": self.result.trace_id,
+            "counts": self.comparison.counts,
+            "fields": [f.to_dict() for f in self.comparison.fields],
+            "evaluations": [e.to_dict() for e in self.evaluations],
+        }

@@ -1,0 +1,160 @@
+"""The runner: cases -> mutator (bounded concurrency, traced) -> journal -> scores -> uploads.
+
+Each case result is journaled the moment it exists, then scored and handed to the upload sink,
+which works through its own queue: the mutator loop never waits on Phoenix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from stateval.evaluation import EvaluationContext, LLMEvaluator
+from stateval.journal import Journal
+from stateval.mutators import Mutator
+from stateval.run._results import CaseResult, CaseScore
+from stateval.run._scoring import Scoring, score_case
+from stateval.suite import Case, Suite
+
+__all__ = ["CaseSpan", "SpanFactory", "UploadSink", "execute", "journaled_scores"]
+
+
+class CaseSpan(Protocol):
+    """What the runner needs from a mutation span."""
+
+    @property
+    def trace_id(self) -> str | None:
+        """The span's trace id (hex), or None when not recorded."""
+        ...
+
+    def set_output(self, value: object) -> None:
+        """Record the mutator's output."""
+        ...
+
+
+SpanFactory = Callable[[Case], AbstractContextManager[CaseSpan]]
+"""Opens the span a case's mutator call runs in."""
+
+
+class UploadSink(Protocol):
+    """Where scored cases go as they are produced (Phoenix, or nowhere)."""
+
+    def submit(self, case: Case, score: CaseScore) -> None:
+        """Queue one scored case for upload; must not block."""
+        ...
+
+
+@dataclass(slots=True)
+class _NoSpan:
+    trace_id: str | None = None
+
+    def set_output(self, value: object) -> None:
+        """Nothing is recorded."""
+
+
+@contextmanager
+def _no_span(case: Case) -> Iterator[CaseSpan]:
+    yield _NoSpan()
+
+
+def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[str, CaseScore]:
+    """Scores of every planned case that already has a journaled result."""
+    out: dict[str, CaseScore] = {}
+    for case_id in journal.header.case_ids:
+        record = journal.results.get(case_id)
+        case = suite.case(case_id)
+        if record is None or case is None:
+            continue
+        out[case_id] = score_case(case, CaseResult.from_dict(record), scoring)
+    return out
+
+
+async def execute(
+    suite: Suite,
+    journal: Journal,
+    scoring: Scoring,
+    *,
+    mutator: Mutator,
+    concurrency: int,
+    span: SpanFactory | None = None,
+    sink: UploadSink | None = None,
+    on_case: Callable[[CaseScore], None] | None = None,
+) -> dict[str, CaseScore]:
+    """Run every planned case the journal has no result for; return every case's score.
+
+    Cases already in the journal are scored from it (and handed to ``sink``, which skips what it
+    has uploaded before). Each new result is appended to the journal before it is scored.
+
+    Args:
+        suite: The suite (its cases are looked up by the journal's planned ids).
+        journal: The run's journal.
+        scoring: Policies, slots, checks, thresholds.
+        mutator: The system under test.
+        concurrency: How many mutator calls run at once.
+        span: Opens a span per mutator call (none when omitted).
+        sink: Receives each scored case.
+        on_case: Called with each newly scored case (progress bars).
+    """
+    open_span = span or _no_span
+    scores = journaled_scores(suite, journal, scoring)
+    if sink is not None:
+        for case_id, score in scores.items():
+            case = suite.case(case_id)
+            assert case is not None
+            sink.submit(case, score)
+    todo: asyncio.Queue[Case] = asyncio.Queue()
+    for case_id in journal.missing:
+        case = suite.case(case_id)
+        if case is not None:
+            todo.put_nowait(case)
+    evaluator = LLMEvaluator(scoring.policies)
+
+    async def worker() -> None:
+        while True:
+            try:
+                case = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            result = await _run_case(case, mutator, evaluator, open_span)
+            await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
+            score = score_case(case, result, scoring)
+            scores[case.id] = score
+            if sink is not None:
+                sink.submit(case, score)
+            if on_case is not None:
+                on_case(score)
+
+    workers = max(1, min(concurrency, todo.qsize()))
+    async with asyncio.TaskGroup() as group:
+        for _ in range(workers):
+            group.create_task(worker())
+    if not journal.missing:
+        await asyncio.to_thread(journal.append_end)
+    return scores
+
+
+async def _run_case(
+    case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
+) -> CaseResult:
+    context = EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
+    with open_span(case) as span:
+        outcome = await evaluator.evaluate(context)
+        output: Any = (
+            outcome.actual_post_state
+            if outcome.actual_post_state is not None
+            else {"error": outcome.error, "error_type": outcome.error_type}
+        )
+        span.set_output(output)
+        trace_id = span.trace_id
+    return CaseResult(
+        case_id=case.id,
+        post_state=outcome.actual_post_state,
+        error=outcome.error,
+        error_type=outcome.error_type,
+        time_used=outcome.time_used,
+        trace_id=trace_id,
+        raw_output=outcome.raw_output,
+    )

@@ -1,0 +1,428 @@
+"""Scoring: a case's evaluations from its mutator result, and a run's summary and thresholds.
+
+Scores are recomputed from the journaled post-states whenever they are needed, so a run can be
+rescored under new policies or thresholds without calling the mutator again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from stateval._suite_models import ThresholdsSpec
+from stateval.checks import Criterion, check_criteria, field_value
+from stateval.compare import StateComparison, compare_states
+from stateval.errors import StatevalError
+from stateval.metrics import FieldAggregate, compare_delta, field_aggregates, slot_metrics
+from stateval.policy import FieldPolicies
+from stateval.run._results import CaseResult, CaseScore, Evaluation
+from stateval.state import InterpretiveState
+from stateval.suite import Case, Suite
+
+__all__ = ["FieldRow", "RunSummary", "Scoring", "ThresholdResult", "score_case", "summarize"]
+
+_GLOB = frozenset("*?[")
+_SHOW = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """How a run is scored: field policies, slot schema, checks, thresholds.
+
+    Attributes:
+        policies: How each field is compared.
+        slots: The slot schema (joint goal and slot accuracy), or None.
+        checks: Path or glob -> criteria the field's value must pass.
+        thresholds: What the run must reach to pass.
+    """
+
+    policies: FieldPolicies = field(default_factory=FieldPolicies)
+    slots: tuple[str, ...] | None = None
+    checks: Mapping[str, tuple[Criterion, ...]] = field(default_factory=dict)
+    thresholds: ThresholdsSpec = field(default_factory=ThresholdsSpec)
+
+    @classmethod
+    def from_suite(cls, suite: Suite) -> Scoring:
+        """The scoring a suite file describes."""
+        return cls(suite.policies, suite.slots, suite.checks, suite.thresholds)
+
+
+def _paths(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:_SHOW])
+    return shown + (f" (+{len(paths) - _SHOW} more)" if len(paths) > _SHOW else "")
+
+
+def _state_explanation(comparison: StateComparison, result: CaseResult) -> str:
+    if not result.ok:
+        return f"mutator failed ({result.error_type}): {result.error}"
+    n = comparison.n_expected
+    text = f"{len(comparison.matching)} of {n} expected fields match"
+    for status in ("mismatched", "missing", "extra"):
+        paths = getattr(comparison, status)
+        if paths:
+            text += f"; {status}: {_paths(paths)}"
+    return text
+
+
+def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
+    """Compare a case's post-state with its expected state and build every evaluation.
+
+    A failed mutator call is compared against an empty state (every expected field missing);
+    its case-level evaluations are labelled ``error``.
+    """
+    expected = case.expected_post_state
+    actual = result.post_state if result.post_state is not None else InterpretiveState()
+    comparison = compare_states(expected, actual, scoring.policies)
+    ok = result.ok
+    evaluations = [
+        Evaluation(
+            "state_accuracy",
+            comparison.accuracy_score if ok else 0.0,
+            None if ok else "error",
+            _state_explanation(comparison, result),
+        ),
+        Evaluation(
+            "overall_match",
+            1.0 if ok and comparison.overall_match else 0.0,
+            ("match" if comparison.overall_match else "mismatch") if ok else "error",
+            _state_explanation(comparison, result),
+        ),
+    ]
+    delta = compare_delta(case.pre_state, expected, actual, scoring.policies)
+    for name, view, n, what in (
+        ("changed_fields_accuracy", delta.changed, delta.n_changed, "the input should change"),
+        ("preserved_fields_accuracy", delta.preserved, delta.n_preserved, "should be kept"),
+    ):
+        if n:
+            wrong = [f.path for f in view.fields if not f.matched]
+            text = f"{len(view.matching)} of {n} fields {what} are right"
+            if wrong:
+                text += f"; wrong: {_paths(wrong)}"
+            evaluations.append(Evaluation(name, view.accuracy_score if ok else 0.0, None, text))
+    if scoring.slots is not None:
+        metrics = slot_metrics([(expected, actual)], scoring.slots, scoring.policies)
+        slot_view = compare_states(expected, actual, scoring.policies, paths=scoring.slots)
+        wrong = [f.path for f in slot_view.fields if not f.matched]
+        right = metrics.n_slots - len(wrong)
+        text = f"{right} of {metrics.n_slots} schema slots right"
+        if wrong:
+            text += f"; wrong: {_paths(wrong)}"
+        evaluations.append(Evaluation("slot_accuracy", metrics.slot_accuracy, None, text))
+    prefix = "" if ok else f"mutator failed ({result.error_type}); "
+    for f in comparison.fields:
+        evaluations.append(
+            Evaluation(
+                f"field:{f.path}", 1.0 if f.matched else 0.0, f.status.value, prefix + f.explanation
+            )
+        )
+    evaluations.extend(_checks(expected, actual, comparison, scoring, ok))
+    return CaseScore(case.id, result, comparison, tuple(evaluations))
+
+
+def _checks(
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    comparison: StateComparison,
+    scoring: Scoring,
+    ok: bool,
+) -> list[Evaluation]:
+    out: list[Evaluation] = []
+    names: set[str] = set()
+    compared = [f.path for f in comparison.fields]
+    for pattern, criteria in scoring.checks.items():
+        if _GLOB.intersection(pattern):
+            paths = [p for p in compared if fnmatchcase(p, pattern)]
+        else:
+            paths = [pattern]
+        for path in paths:
+            name = f"check:{path}"
+            if name in names:
+                name = f"check:{path}:{pattern}"
+            names.add(name)
+            if not ok:
+                out.append(Evaluation(name, 0.0, "error", "mutator failed; nothing to check"))
+                continue
+            try:
+                value = field_value(actual, path)
+            except StatevalError:
+                out.append(Evaluation(name, 0.0, "missing", f"field {path!r} has no value"))
+                continue
+            try:
+                reference: Any = field_value(expected, path)
+            except StatevalError:
+                reference = None
+            result = check_criteria(value, criteria, reference)
+            out.append(Evaluation(name, result.score, result.label, result.explanation))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRow:
+    """How one field fared over a run.
+
+    Attributes:
+        path: The field path.
+        n: Cases in which the field was compared.
+        matching: Cases where it matched.
+        mismatched: Cases where it differed.
+        missing: Cases where the mutator left it out.
+        extra: Cases where the mutator set it but it was not expected.
+        accuracy: matching / (matching + mismatched + missing).
+        minimum: The suite's minimum accuracy for it, if any.
+    """
+
+    path: str
+    n: int
+    matching: int
+    mismatched: int
+    missing: int
+    extra: int
+    accuracy: float
+    minimum: float | None = None
+
+    @property
+    def errors(self) -> int:
+        """mismatched + missing + extra."""
+        return self.mismatched + self.missing + self.extra
+
+    @property
+    def n_expected(self) -> int:
+        """matching + mismatched + missing: cases where the field was expected."""
+        return self.matching + self.mismatched + self.missing
+
+    @property
+    def passed(self) -> bool:
+        """True unless the field was expected and has a minimum it does not reach."""
+        return self.minimum is None or not self.n_expected or self.accuracy >= self.minimum
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "path": self.path,
+            "n": self.n,
+            "matching": self.matching,
+            "mismatched": self.mismatched,
+            "missing": self.missing,
+            "extra": self.extra,
+            "errors": self.errors,
+            "accuracy": self.accuracy,
+            "minimum": self.minimum,
+            "passed": self.passed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdResult:
+    """One threshold checked against a run.
+
+    Attributes:
+        name: The threshold (``accuracy``, ``fields[hotel.*]``...).
+        value: The run's value (None when nothing was measured, e.g. no field matched).
+        limit: The threshold.
+        kind: ``min`` (value must be at least limit) or ``max`` (at most).
+        passed: Whether the run meets it.
+    """
+
+    name: str
+    value: float | None
+    limit: float
+    kind: Literal["min", "max"]
+    passed: bool
+
+    def describe(self) -> str:
+        """``accuracy 0.812 >= 0.800 ok``-style line."""
+        op = ">=" if self.kind == "min" else "<="
+        value = "n/a" if self.value is None else f"{self.value:.3f}"
+        verdict = "ok" if self.passed else "FAILED"
+        return f"{self.name} {value} {op} {self.limit:.3f} {verdict}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "name": self.name,
+            "value": self.value,
+            "limit": self.limit,
+            "kind": self.kind,
+            "passed": self.passed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A run's results: headline metrics, fields worst first, thresholds, and every case.
+
+    Attributes:
+        suite_name: The suite.
+        run_id: The run (its journal folder).
+        n_cases: Cases scored.
+        n_planned: Cases the run was asked to run (fewer were scored if it was interrupted).
+        n_errors: Cases whose mutator call failed.
+        overall_match_rate: Fraction of cases whose every field matches.
+        accuracy: Matching expected fields over all expected fields (pooled over cases).
+        mean_state_accuracy: Mean of the cases' ``state_accuracy``.
+        joint_goal_accuracy: With a slot schema: fraction of cases with every slot right.
+        slot_accuracy: With a slot schema: correct (case, slot) pairs over all pairs.
+        fields: Per-field rows, worst first.
+        thresholds: Every threshold checked.
+        cases: Every case's scores, in suite order.
+        experiment_url: The Phoenix experiment, when uploaded.
+        mean_time: Mean seconds per mutator call.
+    """
+
+    suite_name: str
+    run_id: str
+    n_cases: int
+    n_planned: int
+    n_errors: int
+    overall_match_rate: float
+    accuracy: float
+    mean_state_accuracy: float
+    joint_goal_accuracy: float | None
+    slot_accuracy: float | None
+    fields: tuple[FieldRow, ...]
+    thresholds: tuple[ThresholdResult, ...]
+    cases: tuple[CaseScore, ...]
+    experiment_url: str | None = None
+    mean_time: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """True when every threshold is met and every planned case was scored."""
+        return self.complete and all(t.passed for t in self.thresholds)
+
+    @property
+    def complete(self) -> bool:
+        """True when every planned case was scored."""
+        return self.n_cases >= self.n_planned
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report (``--report-json``)."""
+        return {
+            "suite": self.suite_name,
+            "run_id": self.run_id,
+            "passed": self.passed,
+            "complete": self.complete,
+            "n_cases": self.n_cases,
+            "n_planned": self.n_planned,
+            "n_errors": self.n_errors,
+            "overall_match_rate": self.overall_match_rate,
+            "accuracy": self.accuracy,
+            "mean_state_accuracy": self.mean_state_accuracy,
+            "joint_goal_accuracy": self.joint_goal_accuracy,
+            "slot_accuracy": self.slot_accuracy,
+            "mean_time": self.mean_time,
+            "experiment_url": self.experiment_url,
+            "thresholds": [t.to_dict() for t in self.thresholds],
+            "fields": [f.to_dict() for f in self.fields],
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+def _minimum(path: str, minimums: Mapping[str, float]) -> float | None:
+    if path in minimums:
+        return minimums[path]
+    return next(
+        (m for p, m in minimums.items() if _GLOB.intersection(p) and fnmatchcase(path, p)), None
+    )
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else 0.0
+
+
+def summarize(
+    scores: Iterable[CaseScore],
+    scoring: Scoring,
+    *,
+    cases: Sequence[Case],
+    suite_name: str,
+    run_id: str,
+    n_planned: int | None = None,
+    experiment_url: str | None = None,
+) -> RunSummary:
+    """Summarise case scores (in any order) into a `RunSummary` (cases in suite order)."""
+    by_id = {s.case_id: s for s in scores}
+    order = [s for c in cases if (s := by_id.get(c.id)) is not None]
+    comparisons = [s.comparison for s in order]
+    aggregates: dict[str, FieldAggregate] = field_aggregates(comparisons)
+    minimums = scoring.thresholds.fields
+    rows = [
+        FieldRow(
+            a.path, a.n, a.matching, a.mismatched, a.missing, a.extra, a.accuracy,
+            _minimum(a.path, minimums),
+        )
+        for a in aggregates.values()
+    ]
+    rows.sort(key=lambda r: (r.accuracy, -r.errors, r.path))
+    n = len(order)
+    matching = sum(len(c.matching) for c in comparisons)
+    expected = sum(c.n_expected for c in comparisons)
+    jga = slot_acc = None
+    if scoring.slots is not None:
+        case_by_id = {c.id: c for c in cases}
+        pairs = [
+            (
+                case_by_id[s.case_id].expected_post_state,
+                s.result.post_state or InterpretiveState(),
+            )
+            for s in order
+        ]
+        metrics = slot_metrics(pairs, scoring.slots, scoring.policies)
+        jga, slot_acc = metrics.joint_goal_accuracy, metrics.slot_accuracy
+    summary_values = {
+        "overall_match_rate": _ratio(sum(s.overall_match for s in order), n),
+        "accuracy": _ratio(matching, expected),
+        "joint_goal_accuracy": jga,
+        "slot_accuracy": slot_acc,
+    }
+    n_errors = sum(not s.ok for s in order)
+    thresholds = _thresholds(scoring.thresholds, summary_values, _ratio(n_errors, n), rows)
+    return RunSummary(
+        suite_name=suite_name,
+        run_id=run_id,
+        n_cases=n,
+        n_planned=len(cases) if n_planned is None else n_planned,
+        n_errors=n_errors,
+        overall_match_rate=summary_values["overall_match_rate"] or 0.0,
+        accuracy=summary_values["accuracy"] or 0.0,
+        mean_state_accuracy=_ratio(sum(s.accuracy for s in order), n),
+        joint_goal_accuracy=jga,
+        slot_accuracy=slot_acc,
+        fields=tuple(rows),
+        thresholds=thresholds,
+        cases=tuple(order),
+        experiment_url=experiment_url,
+        mean_time=_ratio(sum(s.result.time_used for s in order), n),
+    )
+
+
+def _thresholds(
+    spec: ThresholdsSpec,
+    values: Mapping[str, float | None],
+    error_rate: float,
+    rows: Sequence[FieldRow],
+) -> tuple[ThresholdResult, ...]:
+    out: list[ThresholdResult] = []
+    for name in ("overall_match_rate", "accuracy", "joint_goal_accuracy", "slot_accuracy"):
+        limit = getattr(spec, name)
+        if limit is None:
+            continue
+        value = values.get(name)
+        out.append(ThresholdResult(name, value, limit, "min", value is not None and value >= limit))
+    if spec.max_error_rate is not None:
+        limit = spec.max_error_rate
+        out.append(ThresholdResult("error_rate", error_rate, limit, "max", error_rate <= limit))
+    for pattern, limit in spec.fields.items():
+        is_glob = bool(_GLOB.intersection(pattern))
+        matched = [
+            r
+            for r in rows
+            if r.n_expected and (r.path == pattern or (is_glob and fnmatchcase(r.path, pattern)))
+        ]
+        worst = min((r.accuracy for r in matched), default=None)
+        passed = worst is None or worst >= limit
+        out.append(ThresholdResult(f"fields[{pattern}]", worst, limit, "min", passed))
+    return tuple(out)
+

@@ -1,0 +1,385 @@
+"""Suite files: what to run (mutator, cases), how to score it (policies, slots, checks,
+thresholds) and where to report it (Phoenix names).
+
+A suite is YAML or JSON validated by `SuiteModel` (unknown keys rejected; `suite_json_schema`
+gives the JSON Schema editors use). `load_suite` reads it, its case file and its slot schema,
+and fails before any work with `SuiteProblemsError`, one line per problem naming the file, the
+line or case id, and the field.
+
+Example:
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "suite.yaml").write_text('''
+    ... mutator: {type: python, callable: "builtins:print"}
+    ... cases:
+    ...   inline:
+    ...     - id: c1
+    ...       input: {prompt: "area is north"}
+    ...       expected_post_state: {hotel.area: north}
+    ... ''')
+    >>> suite = load_suite(folder / "suite.yaml", load_mutator=False)
+    >>> suite.name, [case.id for case in suite.cases]
+    ('suite', ['c1'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from stateval._suite_cases import (
+    Case,
+    Loc,
+    build_cases,
+    format_problem,
+    inline_records,
+    line_locator,
+    pydantic_message,
+    read_case_file,
+)
+from stateval._suite_models import (
+    LLMMutatorSpec,
+    PythonMutatorSpec,
+    SlotsFileSpec,
+    SuiteModel,
+    ThresholdsSpec,
+)
+from stateval.checks import Criterion, parse_criteria
+from stateval.errors import StatevalError, SuiteProblemsError
+from stateval.mutators import LLMMutator, Mutator, as_mutator, describe_mutator, load_callable
+from stateval.policy import FieldPolicies
+
+__all__ = [
+    "Case",
+    "PhoenixNames",
+    "Suite",
+    "SuiteModel",
+    "load_suite",
+    "suite_json_schema",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PhoenixNames:
+    """The names a run uses in Phoenix."""
+
+    dataset: str
+    experiment_prefix: str
+    project: str
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    """A loaded, validated suite.
+
+    Attributes:
+        path: The suite file.
+        model: The validated file contents.
+        name: The suite name (the file stem unless set).
+        cases: Every case, in file order.
+        policies: Field policies by path or glob.
+        slots: The slot schema, when set (enables joint goal and slot accuracy).
+        checks: Path or glob -> the criteria each such field's value must pass.
+        thresholds: The pass thresholds.
+        phoenix: Phoenix names.
+        cases_hash: sha256 of the cases (changes when any case changes).
+        suite_hash: sha256 of the suite contents and its cases.
+        mutator: The mutator, unless loaded with ``load_mutator=False``.
+        mutator_description: One line describing the mutator.
+    """
+
+    path: Path
+    model: SuiteModel
+    name: str
+    cases: tuple[Case, ...]
+    policies: FieldPolicies
+    slots: tuple[str, ...] | None
+    checks: Mapping[str, tuple[Criterion, ...]]
+    thresholds: ThresholdsSpec
+    phoenix: PhoenixNames
+    cases_hash: str
+    suite_hash: str
+    mutator: Mutator | None
+    mutator_description: str
+
+    def case(self, case_id: str) -> Case | None:
+        """The case with id ``case_id``, or None."""
+        return next((c for c in self.cases if c.id == case_id), None)
+
+
+def suite_json_schema() -> dict[str, Any]:
+    """The JSON Schema of suite files (published as ``docs/suite-schema.json``)."""
+    return SuiteModel.model_json_schema()
+
+
+def _label(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SuiteProblemsError([format_problem(label, None, None, None, f"cannot read: {exc.strerror}")]) from exc
+    except UnicodeDecodeError as exc:
+        raise SuiteProblemsError([format_problem(label, None, None, None, "not UTF-8 text")]) from exc
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text), text
+        except json.JSONDecodeError as exc:
+            line = format_problem(label, exc.lineno, None, None, f"invalid JSON: {exc.msg}")
+            raise SuiteProblemsError([line]) from exc
+    try:
+        return yaml.safe_load(text), text
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line_no = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        line = format_problem(label, line_no, None, None, f"invalid YAML: {problem}")
+        raise SuiteProblemsError([line]) from exc
+
+
+def _suite_problems(exc: ValidationError, data: object, text: str, label: str) -> list[str]:
+    locate = line_locator(text)
+    out = []
+    for error in exc.errors():
+        loc: Loc = tuple(error["loc"])
+        case_id = None
+        shown: Loc = loc
+        if loc[:2] == ("cases", "inline") and len(loc) > 2 and isinstance(loc[2], int):
+            items = data.get("cases", {}).get("inline", []) if isinstance(data, dict) else []
+            item = items[loc[2]] if loc[2] < len(items) else None
+            if isinstance(item, dict) and isinstance(item.get("id"), str | int):
+                case_id = str(item["id"])
+                shown = loc[3:]
+        if loc[:1] == ("mutator",) and len(loc) > 1 and loc[1] in ("python", "llm"):
+            loc = shown = ("mutator", *loc[2:])
+        out.append(format_problem(label, locate(loc), case_id, shown, pydantic_message(error)))
+    return out
+
+
+def _hash(data: object) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
+    """Read and validate a suite, its cases and its slot schema; build its mutator.
+
+    Args:
+        path: The suite file (``.yaml``, ``.yml`` or ``.json``).
+        load_mutator: Import and build the mutator (not needed to rescore a run).
+
+    Raises:
+        SuiteProblemsError: One line per problem, naming file, line or case, and field.
+    """
+    path = Path(path)
+    label = _label(path)
+    data, text = _read_suite_data(path, label)
+    if not isinstance(data, dict):
+        raise SuiteProblemsError([format_problem(label, 1, None, None, "a suite is a mapping")])
+    try:
+        model = SuiteModel.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteProblemsError(_suite_problems(exc, data, text, label)) from exc
+    base = path.parent
+    problems: list[str] = []
+    spec = model.cases
+    if spec.file is not None:
+        case_path = base / spec.file
+        cases = read_case_file(case_path, _label(case_path), spec.format, spec.confidence, problems)
+    else:
+        raw_items = data["cases"]["inline"]
+        records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
+        cases = build_cases(records, label, spec.format, spec.confidence, problems)
+    if not cases and not problems:
+        problems.append(format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases"))
+    slots = _load_slots(model, base, label, line_locator(text), problems)
+    checks = _load_checks(model, label, line_locator(text), problems)
+    for key in ("joint_goal_accuracy", "slot_accuracy"):
+        if getattr(model.thresholds, key) is not None and model.slots is None:
+            field = f"thresholds.{key}"
+            where = line_locator(text)(("thresholds", key))
+            problems.append(format_problem(label, where, None, field, "needs a slot schema ('slots')"))
+    mutator: Mutator | None = None
+    description = _describe_spec(model)
+    if load_mutator:
+        mutator = _build_mutator(model, base, label, line_locator(text), problems)
+        if mutator is not None:
+            description = describe_mutator(mutator)
+    if problems:
+        raise SuiteProblemsError(problems)
+    name = model.name or path.stem
+    examples = [case.to_example() for case in cases]
+    cases_hash = _hash(examples)
+    return Suite(
+        path=path,
+        model=model,
+        name=name,
+        cases=tuple(cases),
+        policies=FieldPolicies.from_mapping(model.policies),
+        slots=slots,
+        checks=checks,
+        thresholds=model.thresholds,
+        phoenix=PhoenixNames(
+            dataset=model.phoenix.dataset or name,
+            experiment_prefix=model.phoenix.experiment_prefix or name,
+            project=model.phoenix.project or name,
+        ),
+        cases_hash=cases_hash,
+        suite_hash=_hash({"suite": model.model_dump(mode="json"), "cases": cases_hash}),
+        mutator=mutator,
+        mutator_description=description,
+    )
+
+
+def _load_checks(
+    model: SuiteModel, label: str, locate: Any, problems: list[str]
+) -> dict[str, tuple[Criterion, ...]]:
+    out: dict[str, tuple[Criterion, ...]] = {}
+    for pattern, specs in model.checks.items():
+        try:
+            out[pattern] = tuple(parse_criteria(specs))
+        except StatevalError as exc:
+            where = locate(("checks", pattern))
+            problems.append(format_problem(label, where, None, f"checks.{pattern}", str(exc)))
+    return out
+
+
+def _describe_spec(model: SuiteModel) -> str:
+    spec = model.mutator
+    if isinstance(spec, PythonMutatorSpec):
+        return f"python:{spec.callable}"
+    return f"llm:{spec.model}"
+
+
+def _load_slots(
+    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
+) -> tuple[str, ...] | None:
+    spec = model.slots
+    if spec is None:
+        return None
+    if not isinstance(spec, SlotsFileSpec):
+        return _check_slots(spec, label, locate(("slots",)), "slots", problems)
+    if spec.ref is not None:
+        search = [base / spec.path] if spec.path else [base]
+        try:
+            value = load_callable(spec.ref, search_path=search)
+        except StatevalError as exc:
+            problems.append(format_problem(label, locate(("slots", "ref")), None, "slots.ref", str(exc)))
+            return None
+        where = label
+    else:
+        assert spec.file is not None
+        slot_path = base / spec.file
+        where = _label(slot_path)
+        try:
+            content = slot_path.read_text(encoding="utf-8")
+        except OSError as exc:
+            problems.append(format_problem(where, None, None, None, f"cannot read: {exc.strerror}"))
+            return None
+        if slot_path.suffix.lower() in (".json", ".yaml", ".yml"):
+            try:
+                value = yaml.safe_load(content)
+            except yaml.YAMLError as exc:
+                problems.append(format_problem(where, None, None, None, f"does not parse: {exc}"))
+                return None
+        else:
+            value = [s.strip() for s in content.splitlines() if s.strip() and not s.startswith("#")]
+    return _check_slots(value, where, None, "slots", problems)
+
+
+def _check_slots(
+    value: object, where: str, line: int | None, field: str, problems: list[str]
+) -> tuple[str, ...] | None:
+    if isinstance(value, str) or not isinstance(value, Sequence | set | frozenset):
+        problems.append(format_problem(where, line, None, field, "the slot schema is a list of paths"))
+        return None
+    slots = list(value)
+    bad = [s for s in slots if not isinstance(s, str) or not s]
+    if bad:
+        problems.append(format_problem(where, line, None, field, f"not slot paths: {bad[:5]!r}"))
+        return None
+    dupes = sorted({s for s in slots if slots.count(s) > 1})
+    if dupes:
+        problems.append(format_problem(where, line, None, field, f"duplicate slots: {dupes}"))
+        return None
+    return tuple(slots)
+
+
+def _build_mutator(
+    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
+) -> Mutator | None:
+    spec = model.mutator
+    if isinstance(spec, PythonMutatorSpec):
+        field = "mutator.callable"
+        search = [base / spec.path] if spec.path else [base]
+        try:
+            target = load_callable(spec.callable, search_path=search)
+            if spec.args is not None:
+                field = "mutator.args"
+                target = target(**spec.args)
+            return as_mutator(target)
+        except StatevalError as exc:
+            problems.append(format_problem(label, locate(tuple(field.split("."))), None, field, str(exc)))
+        except Exception as exc:
+            message = f"calling {spec.callable} raised {type(exc).__name__}: {exc}"
+            problems.append(format_problem(label, locate(("mutator", "args")), None, field, message))
+        return None
+    return _build_llm_mutator(spec, label, locate, problems)
+
+
+def _build_llm_mutator(
+    spec: LLMMutatorSpec, label: str, locate: Any, problems: list[str]
+) -> Mutator | None:
+    line = locate(("mutator", "type"))
+    try:
+        from stateval.mutators._openai import OpenAICompatibleClient
+    except ImportError:
+        problems.append(
+            format_problem(
+                label,
+                line,
+                None,
+                "mutator.type",
+                "llm mutator needs an OpenAI-compatible client, which this version of stateval "
+                "does not ship; use 'type: python' with an LLMMutator built in your code",
+            )
+        )
+        return None
+    if spec.api_key_env and not os.environ.get(spec.api_key_env):
+        problems.append(
+            format_problem(
+                label,
+                locate(("mutator", "api_key_env")),
+                None,
+                "mutator.api_key_env",
+                f"llm mutator needs the environment variable {spec.api_key_env} "
+                "(or set api_key_env: null for a server without a key)",
+            )
+        )
+        return None
+    options: dict[str, Any] = {"api_key_env": spec.api_key_env}
+    if spec.base_url is not None:
+        options["base_url"] = spec.base_url
+    if spec.temperature is not None:
+        options["temperature"] = spec.temperature
+    try:
+        client = OpenAICompatibleClient(spec.model, **options)
+        if spec.prompt_template is not None:
+            return LLMMutator(client, spec.instructions, prompt_template=spec.prompt_template)
+        return LLMMutator(client, spec.instructions)
+    except StatevalError as exc:
+        problems.append(format_problem(label, line, None, "mutator", str(exc)))
+        return None

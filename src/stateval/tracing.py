@@ -1,0 +1,369 @@
+"""OpenTelemetry setup and OpenInference span helpers: the only module that configures tracing.
+
+Every mutator call is a CHAIN span named `SPAN_MUTATE`; every LLM client call inside it is an LLM
+span named `SPAN_LLM`. Spans go to Phoenix over OTLP/HTTP through a `BatchSpanProcessor`, so a
+run never waits on an export. stateval builds its own `TracerProvider` and never touches the
+global one, so it coexists with whatever tracing the user's application sets up.
+
+Example:
+    >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    >>> exporter = InMemorySpanExporter()
+    >>> tracing = configure_tracing("my-project", exporter=exporter)
+    >>> with mutation_span(tracing.tracer, case_id="c1", input="hi", pre_state={}) as span:
+    ...     span.set_output({"greeting": "hi"})
+    >>> tracing.shutdown()
+    >>> [s.name for s in exporter.get_finished_spans()]
+    ['stateval.mutate']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from openinference.semconv.resource import ResourceAttributes
+from openinference.semconv.trace import (
+    MessageAttributes,
+    OpenInferenceMimeTypeValues,
+    OpenInferenceSpanKindValues,
+    SpanAttributes,
+)
+from opentelemetry import trace as trace_api
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
+
+__all__ = [
+    "ATTR_CASE_ID",
+    "ATTR_MESSAGE_ID",
+    "SPAN_LLM",
+    "SPAN_MUTATE",
+    "TRACER_NAME",
+    "LLMSpan",
+    "MutationSpan",
+    "Tracing",
+    "configure_tracing",
+    "current_trace_id",
+    "disabled_tracing",
+    "llm_span",
+    "mutation_span",
+]
+
+# -- names: span names and attribute keys live here and nowhere else ---------------------------
+
+TRACER_NAME = "stateval"
+SPAN_MUTATE = "stateval.mutate"
+SPAN_LLM = "stateval.llm"
+
+ATTR_CASE_ID = "stateval.case_id"
+ATTR_MESSAGE_ID = "stateval.message_id"
+
+_KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
+_CHAIN = OpenInferenceSpanKindValues.CHAIN.value
+_LLM = OpenInferenceSpanKindValues.LLM.value
+_JSON = OpenInferenceMimeTypeValues.JSON.value
+_TEXT = OpenInferenceMimeTypeValues.TEXT.value
+
+# Invocation parameters whose key looks like a credential never reach a span.
+_SECRET_KEY = re.compile(
+    r"api[_-]?key|secret|password|passwd|authori[sz]ation|credential|bearer|"
+    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token",
+    re.IGNORECASE,
+)
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+class Tracing:
+    """A configured tracer with its own provider.
+
+    Attributes:
+        tracer: The tracer spans are started from.
+        project_name: The Phoenix project the spans are recorded under.
+    """
+
+    __slots__ = ("_provider", "project_name", "tracer")
+
+    def __init__(self, tracer: Tracer, project_name: str, provider: TracerProvider | None) -> None:
+        self.tracer = tracer
+        self.project_name = project_name
+        self._provider = provider
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Export every finished span now; True when all were exported in time."""
+        if self._provider is None:
+            return True
+        return self._provider.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Flush the remaining spans and stop the export thread."""
+        if self._provider is not None:
+            self._provider.shutdown()
+
+
+def configure_tracing(
+    project_name: str,
+    base_url: str | None = None,
+    *,
+    api_key: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    exporter: SpanExporter | None = None,
+    schedule_delay_millis: int = 1_000,
+    max_queue_size: int = 16_384,
+) -> Tracing:
+    """Build a tracer whose spans are batched to Phoenix (or to ``exporter``).
+
+    Args:
+        project_name: Phoenix project for the spans (resource attribute
+            ``openinference.project.name``).
+        base_url: Phoenix base URL; spans go to ``{base_url}/v1/traces`` over OTLP/HTTP.
+        api_key: Sent as ``Authorization: Bearer <key>`` when given (``PHOENIX_API_KEY``).
+        headers: Extra HTTP headers for the exporter.
+        exporter: Use this exporter instead of OTLP (an in-memory one in tests).
+        schedule_delay_millis: Longest a finished span waits before it is exported.
+        max_queue_size: Spans held while the exporter catches up; beyond it spans are dropped.
+
+    Returns:
+        A `Tracing` owning a new `TracerProvider` (the global provider is left alone).
+    """
+    if exporter is None:
+        if base_url is None:
+            raise ValueError("configure_tracing needs a base_url or an exporter")
+        all_headers = dict(headers or {})
+        if api_key:
+            all_headers["authorization"] = f"Bearer {api_key}"
+        exporter = OTLPSpanExporter(
+            endpoint=f"{base_url.rstrip('/')}/v1/traces", headers=all_headers
+        )
+    provider = TracerProvider(resource=Resource({ResourceAttributes.PROJECT_NAME: project_name}))
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            exporter,
+            schedule_delay_millis=schedule_delay_millis,
+            max_queue_size=max_queue_size,
+        )
+    )
+    return Tracing(provider.get_tracer(TRACER_NAME), project_name, provider)
+
+
+def disabled_tracing(project_name: str = "default") -> Tracing:
+    """A `Tracing` that records nothing (for runs without Phoenix)."""
+    return Tracing(trace_api.NoOpTracer(), project_name, None)
+
+
+def current_trace_id() -> str | None:
+    """The current span's trace id as 32 lowercase hex digits, or None outside a recorded span."""
+    return _trace_id(trace_api.get_current_span())
+
+
+def _trace_id(span: Span) -> str | None:
+    context = span.get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
+
+
+# -- the mutation span -----------------------------------------------------------------------
+
+
+class MutationSpan:
+    """The CHAIN span of one mutator call, as handed out by `mutation_span`."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    @property
+    def trace_id(self) -> str | None:
+        """The span's trace id in hex (what an experiment run links to), None if not recorded."""
+        return _trace_id(self.span)
+
+    @property
+    def span_id(self) -> str | None:
+        """The span id as 16 hex digits, None if not recorded."""
+        context = self.span.get_span_context()
+        return format(context.span_id, "016x") if context.is_valid else None
+
+    def set_output(self, value: object) -> None:
+        """Record the mutator's result (a post-state or any JSON-able value) as ``output.value``."""
+        self.span.set_attribute(SpanAttributes.OUTPUT_VALUE, _to_json(value))
+        self.span.set_attribute(SpanAttributes.OUTPUT_MIME_TYPE, _JSON)
+
+
+@contextmanager
+def mutation_span(
+    tracer: Tracer,
+    *,
+    case_id: str,
+    input: object,
+    pre_state: object = None,
+    message_id: str | None = None,
+) -> Iterator[MutationSpan]:
+    """Run a mutator call inside a CHAIN span named `SPAN_MUTATE`.
+
+    ``input.value`` is JSON ``{"case_id", "pre_state", "input"}``; objects with ``to_dict()`` or
+    ``model_dump()`` and dataclasses are serialised through those. An exception escaping the
+    block marks the span ERROR, is recorded on it, and is re-raised.
+
+    Args:
+        tracer: From `Tracing.tracer`.
+        case_id: The case being run (attribute `ATTR_CASE_ID`).
+        input: The mutator's input.
+        pre_state: The state before the call.
+        message_id: The input's message id (attribute `ATTR_MESSAGE_ID`), when it has one.
+    """
+    metadata: dict[str, str] = {"case_id": case_id}
+    attributes: dict[str, str] = {
+        _KIND: _CHAIN,
+        ATTR_CASE_ID: case_id,
+        SpanAttributes.INPUT_VALUE: _to_json(
+            {"case_id": case_id, "pre_state": pre_state, "input": input}
+        ),
+        SpanAttributes.INPUT_MIME_TYPE: _JSON,
+    }
+    if message_id is not None:
+        attributes[ATTR_MESSAGE_ID] = message_id
+        metadata["message_id"] = message_id
+    attributes[SpanAttributes.METADATA] = json.dumps(metadata)
+    with _span(tracer, SPAN_MUTATE, attributes) as span:
+        yield MutationSpan(span)
+
+
+# -- the LLM span ----------------------------------------------------------------------------
+
+
+class LLMSpan:
+    """The LLM span of one client call, as handed out by `llm_span`."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def set_response(
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        total_tokens: int | None = None,
+    ) -> None:
+        """Record the model's reply and, when known, its token counts."""
+        prefix = f"{SpanAttributes.LLM_OUTPUT_MESSAGES}.0."
+        self.span.set_attribute(prefix + MessageAttributes.MESSAGE_ROLE, role)
+        self.span.set_attribute(prefix + MessageAttributes.MESSAGE_CONTENT, text)
+        self.span.set_attribute(SpanAttributes.OUTPUT_VALUE, text)
+        self.span.set_attribute(SpanAttributes.OUTPUT_MIME_TYPE, _TEXT)
+        self.set_token_counts(prompt_tokens, completion_tokens, total_tokens)
+
+    def set_token_counts(
+        self,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        total_tokens: int | None = None,
+    ) -> None:
+        """Record token counts; the total is their sum when not given and both are known."""
+        if total_tokens is None and prompt_tokens is not None and completion_tokens is not None:
+            total_tokens = prompt_tokens + completion_tokens
+        for key, count in (
+            (SpanAttributes.LLM_TOKEN_COUNT_PROMPT, prompt_tokens),
+            (SpanAttributes.LLM_TOKEN_COUNT_COMPLETION, completion_tokens),
+            (SpanAttributes.LLM_TOKEN_COUNT_TOTAL, total_tokens),
+        ):
+            if count is not None:
+                self.span.set_attribute(key, count)
+
+
+@contextmanager
+def llm_span(
+    tracer: Tracer,
+    *,
+    prompt: str | None = None,
+    messages: Sequence[Mapping[str, str]] | None = None,
+    model_name: str | None = None,
+    invocation_parameters: Mapping[str, Any] | None = None,
+    provider: str | None = None,
+) -> Iterator[LLMSpan]:
+    """Run one LLM client call inside an LLM span named `SPAN_LLM`.
+
+    Args:
+        tracer: From `Tracing.tracer`.
+        prompt: The prompt, recorded as one user message when ``messages`` is not given.
+        messages: Chat messages as ``{"role": ..., "content": ...}`` mappings.
+        model_name: ``llm.model_name``.
+        invocation_parameters: ``llm.invocation_parameters`` (temperature, max_tokens, ...);
+            keys that look like credentials (api keys, tokens, secrets) are dropped.
+        provider: ``llm.provider`` (for example ``openai``).
+    """
+    if messages is None:
+        messages = [] if prompt is None else [{"role": "user", "content": prompt}]
+    attributes: dict[str, str] = {_KIND: _LLM}
+    if prompt is not None:
+        attributes[SpanAttributes.INPUT_VALUE] = prompt
+        attributes[SpanAttributes.INPUT_MIME_TYPE] = _TEXT
+    else:
+        attributes[SpanAttributes.INPUT_VALUE] = _to_json(list(messages))
+        attributes[SpanAttributes.INPUT_MIME_TYPE] = _JSON
+    for index, message in enumerate(messages):
+        prefix = f"{SpanAttributes.LLM_INPUT_MESSAGES}.{index}."
+        attributes[prefix + MessageAttributes.MESSAGE_ROLE] = str(message.get("role", "user"))
+        attributes[prefix + MessageAttributes.MESSAGE_CONTENT] = str(message.get("content", ""))
+    if model_name is not None:
+        attributes[SpanAttributes.LLM_MODEL_NAME] = model_name
+    if provider is not None:
+        attributes[SpanAttributes.LLM_PROVIDER] = provider
+    if invocation_parameters is not None:
+        attributes[SpanAttributes.LLM_INVOCATION_PARAMETERS] = _to_json(
+            _without_secrets(invocation_parameters)
+        )
+    with _span(tracer, SPAN_LLM, attributes) as span:
+        yield LLMSpan(span)
+
+
+# -- shared machinery ------------------------------------------------------------------------
+
+
+@contextmanager
+def _span(tracer: Tracer, name: str, attributes: Mapping[str, str]) -> Iterator[Span]:
+    with tracer.start_as_current_span(
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as span:
+        try:
+            yield span
+        except Exception as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            raise
+        span.set_status(Status(StatusCode.OK))
+
+
+def _without_secrets(params: Mapping[str, Any]) -> dict[str, Any]:
+    clean: dict[str, Any] = {}
+    for key, value in params.items():
+        if _SECRET_KEY.search(str(key)):
+            continue
+        clean[key] = _without_secrets(value) if isinstance(value, Mapping) else value
+    return clean
+
+
+def _to_json(value: object) -> str:
+    return json.dumps(value, default=_json_default, ensure_ascii=False)
+
+
+def _json_default(value: object) -> object:
+    for method in ("to_dict", "model_dump"):
+        fn = getattr(value, method, None)
+        if callable(fn):
+            return fn()
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)

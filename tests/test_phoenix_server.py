@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.phoenix._server import (
+    PHOENIX_SERVER_VERSION,
+    EmbeddedPhoenix,
+    provision_server_env,
+    provisioning_commands,
+    server_env_dir,
+)
+
+
+def _phoenix_bin() -> str:
+    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN")
+    if not binary:
+        if os.environ.get("CI"):
+            pytest.fail("CI must set STATEVAL_TEST_PHOENIX_BIN for the embedded-server tests")
+        pytest.skip("set STATEVAL_TEST_PHOENIX_BIN to a phoenix executable")
+    return binary
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.mark.phoenix
+def test_start_reuse_status_and_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", _phoenix_bin())
+    lines: list[str] = []
+    server = EmbeddedPhoenix(tmp_path / ".stateval", out=lines.append)
+    assert not server.status().running
+
+    url = server.ensure_running()
+    try:
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+        record = json.loads((tmp_path / ".stateval" / "phoenix" / "server.json").read_text())
+        assert record["url"] == url
+        assert url.startswith("http://127.0.0.1:")
+        assert {"pid", "port", "url", "started_at"} <= set(record)
+        assert (tmp_path / ".stateval" / "phoenix" / "phoenix.db").exists()
+        assert any(url in line for line in lines)
+
+        # A second run (a new object, as a new process would make) reuses the same server.
+        again = EmbeddedPhoenix(tmp_path / ".stateval", out=lines.append)
+        assert again.ensure_running() == url
+        status = again.status()
+        assert status.running
+        assert status.pid == record["pid"]
+        assert status.url == url
+    finally:
+        stopped = server.stop()
+    assert stopped
+    assert not server.status().running
+    assert not (tmp_path / ".stateval" / "phoenix" / "server.json").exists()
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"{url}/healthz", timeout=2)
+    assert server.stop() is False
+
+
+def test_stop_never_signals_a_pid_that_is_not_phoenix(tmp_path: Path) -> None:
+    server = EmbeddedPhoenix(tmp_path)
+    server.data_dir.mkdir(parents=True)
+    # A stale record whose pid now belongs to another process: this very test run.
+    server.state_file.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "port": 1,
+                "grpc_port": 2,
+                "url": "http://127.0.0.1:1",
+                "started_at": "2024-01-01T00:00:00Z",
+                "executable": "/nowhere/phoenix",
+            }
+        )
+    )
+    assert not server.status().running
+    assert server.stop() is False
+    assert not server.state_file.exists()
+
+
+def test_a_server_that_dies_at_start_up_reports_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = _script(tmp_path / "phoenix", "echo 'database is locked: boom' >&2\nexit 3\n")
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(fake))
+    server = EmbeddedPhoenix(tmp_path / "root", out=lambda line: None)
+    with pytest.raises(PhoenixUnavailableError, match="exited during start-up") as caught:
+        server.ensure_running()
+    assert "database is locked: boom" in str(caught.value)
+    assert not server.state_file.exists()
+
+
+def test_a_missing_server_executable_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(tmp_path / "no-such-phoenix"))
+    with pytest.raises(PhoenixUnavailableError, match="STATEVAL_PHOENIX_BIN"):
+        EmbeddedPhoenix(tmp_path).ensure_running()
+
+
+def test_server_env_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STATEVAL_PHOENIX_SERVER_ENV", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert server_env_dir() == tmp_path / "cache" / "stateval" / (
+        f"phoenix-server-{PHOENIX_SERVER_VERSION}"
+    )
+    monkeypatch.setenv("STATEVAL_PHOENIX_SERVER_ENV", str(tmp_path / "mine"))
+    assert server_env_dir() == tmp_path / "mine"
+
+
+def test_provisioning_commands_install_the_pinned_server(tmp_path: Path) -> None:
+    env = tmp_path / "env"
+    pip = provisioning_commands(env, python="/usr/bin/python3")
+    assert pip[0] == ["/usr/bin/python3", "-m", "venv", str(env)]
+    assert pip[1][:4] == [str(env / "bin" / "python"), "-m", "pip", "install"]
+    assert pip[1][-1] == "arize-phoenix==20.26.1"
+    uv = provisioning_commands(env, python="/usr/bin/python3", uv="/opt/uv")
+    assert uv[0] == ["/opt/uv", "venv", "--python", "/usr/bin/python3", str(env)]
+    assert uv[1][-1] == "arize-phoenix==20.26.1"
+
+
+def test_provisioning_runs_once_and_prints_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stand-in `uv` on PATH: records each call and lays out what a real install would.
+    calls = tmp_path / "calls.log"
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    _script(
+        tools / "uv",
+        f'echo "$@" >> {calls}\n'
+        'if [ "$1" = venv ]; then mkdir -p "$4/bin"; fi\n'
+        'if [ "$1" = pip ]; then d=$(dirname "$4"); '
+        'printf \'#!/bin/sh\\n\' > "$d/phoenix"; chmod +x "$d/phoenix"; '
+        'echo "Installed arize-phoenix"; fi\n',
+    )
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    lines: list[str] = []
+    env = tmp_path / "server-env"
+
+    executable = provision_server_env(env, out=lines.append)
+    assert executable == env / "bin" / "phoenix"
+    assert (env / ".stateval-provisioned").read_text().strip() == PHOENIX_SERVER_VERSION
+    assert any("takes a few minutes" in line for line in lines)
+    assert any("Installed arize-phoenix" in line for line in lines)
+    assert len(calls.read_text().splitlines()) == 2
+
+    assert provision_server_env(env, out=lines.append) == executable
+    assert len(calls.read_text().splitlines()) == 2  # nothing re-installed
+
+
+@pytest.mark.skipif(
+    not os.environ.get("STATEVAL_TEST_PROVISION"),
+    reason="downloads arize-phoenix from PyPI; set STATEVAL_TEST_PROVISION=1 to run",
+)
+def test_provisioning_from_pypi_gives_a_working_server(tmp_path: Path) -> None:
+    executable = provision_server_env(tmp_path / "env", out=print)
+    assert executable.exists()
+    result = subprocess.run(
+        [str(tmp_path / "env" / "bin" / "python"), "-c", _VERSION_SCRIPT],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == PHOENIX_SERVER_VERSION
+    assert "phoenix.server" not in sys.modules
+
+
+_VERSION_SCRIPT = "import importlib.metadata as m; print(m.version('arize-phoenix'))"
