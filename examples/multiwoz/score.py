@@ -109,7 +109,7 @@ def slot_table(scored: list[Scored], metrics: SlotMetrics) -> Table:
     """
     table = Table(title="Per-slot accuracy (worst first)", box=box.SIMPLE_HEAD)
     table.add_column("slot", no_wrap=True)
-    for header in ("gold", "right", "wrong", "missed", "extra", "acc", "turn acc"):
+    for header in ("gold", "right", "wrong", "miss", "extra", "acc", "turn acc"):
         table.add_column(header, justify="right")
     aggregates = field_aggregates(s.comparison for s in scored)
     for row in worst_fields(aggregates):

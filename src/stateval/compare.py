@@ -30,7 +30,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any
 
@@ -85,7 +86,7 @@ class FieldComparison:
     similarity: float | None = None
     value_matched: bool | None = None
     confidence_matched: bool | None = None
-    policy: MatchPolicy | None = field(default=None, repr=False)
+    policy: MatchPolicy | None = dataclass_field(default=None, repr=False)
 
     @property
     def matched(self) -> bool:
@@ -124,7 +125,7 @@ class StateComparison:
     order."""
 
     fields: tuple[FieldComparison, ...]
-    _index: dict[str, FieldComparison] = field(
+    _index: dict[str, FieldComparison] = dataclass_field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 

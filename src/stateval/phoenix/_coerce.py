@@ -49,9 +49,13 @@ def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
             if inner is None:
                 raise StateError(f"{what}: post_state is null")
             return coerce_state(inner, what=what)
-        if "fields" in value:
+        if "fields" in value or "_fields" in value:
+            # ``_fields`` is how pydantic dumps an `InterpretiveState` dataclass; Phoenix's
+            # `create_evaluator` validates and dumps its inputs with pydantic, so a state object
+            # put in a DataFrame reaches the evaluator in that shape.
+            data = value if "fields" in value else {"fields": _dumped_fields(value["_fields"])}
             try:
-                return InterpretiveState.from_dict(value)
+                return InterpretiveState.from_dict(data)
             except StateError as exc:
                 raise StateError(f"{what}: {exc}") from exc
         keys = ", ".join(repr(k) for k in list(value)[:5]) or "no keys"
@@ -60,6 +64,22 @@ def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
         f"{what}: a {type(value).__name__} is not a state "
         '(expected an InterpretiveState, {"fields": ...}, {"post_state": ...} or their JSON)'
     )
+
+
+def _dumped_fields(fields: object) -> object:
+    if not isinstance(fields, Mapping):
+        return fields
+    return {
+        path: [
+            {k: v for k, v in c.items() if v is not None or k == "value"}
+            if isinstance(c, Mapping)
+            else c
+            for c in candidates
+        ]
+        if isinstance(candidates, list)
+        else candidates
+        for path, candidates in fields.items()
+    }
 
 
 def task_error(output: object) -> str | None:

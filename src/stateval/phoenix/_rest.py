@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel
 
 __all__ = [
     "CASE_ID_KEY",
@@ -296,6 +296,10 @@ class ExportedRunWire(_Wire):
     example_id: str
     repetition_number: int
     annotations: list[AnnotationWire] = []
+
+
+class ExportWire(RootModel[list[ExportedRunWire]]):
+    """The body of ``GET /v1/experiments/{id}/json``: runs with their evaluations."""
 
 
 # -- content identity -------------------------------------------------------------------------

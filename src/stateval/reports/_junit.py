@@ -1,0 +1,80 @@
+"""The JUnit XML report (``--junit``): one test case per case, failures naming the fields."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from stateval.run import CaseScore, RunSummary
+
+__all__ = ["junit_xml", "write_junit_report"]
+
+
+def _failure_text(score: CaseScore) -> tuple[str, str]:
+    wrong = [f for f in score.comparison.fields if not f.matched]
+    names = ", ".join(f"{f.path} ({f.status.value})" for f in wrong)
+    checks = score.failed_checks
+    parts = []
+    if wrong:
+        parts.append(f"{len(wrong)} field(s) wrong: {names}")
+    if checks:
+        parts.append("failed checks: " + ", ".join(c.name for c in checks))
+    body = "\n".join([f.explanation for f in wrong] + [f"{c.name}: {c.explanation}" for c in checks])
+    return "; ".join(parts), body
+
+
+def junit_xml(summary: RunSummary) -> ET.Element:
+    """The ``<testsuites>`` element of a run.
+
+    A case whose fields do not all match, or whose checks fail, is a ``<failure>`` naming the
+    wrong fields; a case whose mutator raised is an ``<error>``.
+    """
+    failures = sum(1 for s in summary.cases if s.ok and (not s.overall_match or s.failed_checks))
+    errors = summary.n_errors
+    total_time = sum(s.result.time_used for s in summary.cases)
+    root = ET.Element("testsuites", name="stateval")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=summary.suite_name,
+        tests=str(summary.n_cases),
+        failures=str(failures),
+        errors=str(errors),
+        time=f"{total_time:.3f}",
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("run_id", summary.run_id),
+        ("overall_match_rate", f"{summary.overall_match_rate:.4f}"),
+        ("accuracy", f"{summary.accuracy:.4f}"),
+        ("experiment_url", summary.experiment_url or ""),
+    ):
+        ET.SubElement(props, "property", name=key, value=value)
+    for score in summary.cases:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=summary.suite_name,
+            name=score.case_id,
+            time=f"{score.result.time_used:.3f}",
+        )
+        if not score.ok:
+            error = ET.SubElement(
+                case,
+                "error",
+                type=score.result.error_type or "Error",
+                message=score.result.error or "mutator failed",
+            )
+            error.text = score.result.raw_output or score.result.error or ""
+        elif not score.overall_match or score.failed_checks:
+            message, body = _failure_text(score)
+            failure = ET.SubElement(case, "failure", type="FieldMismatch", message=message)
+            failure.text = body
+    return root
+
+
+def write_junit_report(summary: RunSummary, path: str | Path) -> None:
+    """Write `junit_xml` to ``path``."""
+    tree = ET.ElementTree(junit_xml(summary))
+    ET.indent(tree)
+    tree.write(Path(path), encoding="utf-8", xml_declaration=True)

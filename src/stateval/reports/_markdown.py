@@ -1,0 +1,79 @@
+"""The Markdown report (``--markdown``), sized for a pull-request comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stateval.run import RunSummary
+
+__all__ = ["markdown_report", "write_markdown_report"]
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int = 10) -> str:
+    """The run as Markdown: verdict, headline metrics, worst fields, thresholds, failing cases."""
+    verdict = "✅ passed" if summary.passed else "❌ failed"
+    lines = [
+        f"### stateval: `{_cell(summary.suite_name)}` {verdict}",
+        "",
+        f"Run `{summary.run_id}`: {summary.n_cases} cases"
+        + (f" of {summary.n_planned} planned" if not summary.complete else "")
+        + f", {summary.n_errors} mutator errors.",
+        "",
+        "| metric | value |",
+        "|---|---:|",
+        f"| overall match rate | {_pct(summary.overall_match_rate)} |",
+        f"| accuracy (expected fields) | {_pct(summary.accuracy)} |",
+    ]
+    if summary.joint_goal_accuracy is not None:
+        lines.append(f"| joint goal accuracy | {_pct(summary.joint_goal_accuracy)} |")
+        lines.append(f"| slot accuracy | {_pct(summary.slot_accuracy)} |")
+    if summary.thresholds:
+        lines += ["", "**Thresholds**", ""]
+        for t in summary.thresholds:
+            mark = "✅" if t.passed else "❌"
+            lines.append(f"- {mark} `{_cell(t.describe())}`")
+    if summary.fields:
+        lines += [
+            "",
+            "**Fields, worst first**",
+            "",
+            "| field | n | errors | mismatched | missing | extra | accuracy |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in summary.fields[:max_fields]:
+            accuracy = _pct(row.accuracy) if row.n_expected else "-"
+            lines.append(
+                f"| `{_cell(row.path)}` | {row.n} | {row.errors} | {row.mismatched} | "
+                f"{row.missing} | {row.extra} | {accuracy} |"
+            )
+        if len(summary.fields) > max_fields:
+            lines.append(f"\n_{len(summary.fields) - max_fields} more fields not shown._")
+    failing = [s for s in summary.cases if not s.overall_match or s.failed_checks]
+    if failing:
+        lines += ["", f"<details><summary>{len(failing)} failing cases</summary>", ""]
+        for score in failing[:max_cases]:
+            if not score.ok:
+                what = f"mutator error ({score.result.error_type}): {score.result.error}"
+            else:
+                wrong = [f"`{f.path}` {f.status.value}" for f in score.comparison.fields if not f.matched]
+                what = ", ".join(wrong + [f"`{c.name}` failed" for c in score.failed_checks])
+            lines.append(f"- `{_cell(score.case_id)}`: {_cell(what)}")
+        if len(failing) > max_cases:
+            lines.append(f"- ... and {len(failing) - max_cases} more")
+        lines += ["", "</details>"]
+    if summary.experiment_url:
+        lines += ["", f"[Phoenix experiment]({summary.experiment_url})"]
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown_report(summary: RunSummary, path: str | Path) -> None:
+    """Write `markdown_report` to ``path``."""
+    Path(path).write_text(markdown_report(summary), encoding="utf-8")

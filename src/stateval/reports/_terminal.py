@@ -1,0 +1,75 @@
+"""The terminal summary of a run (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from stateval.run import RunSummary
+
+__all__ = ["print_summary"]
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25) -> None:
+    """Print headline metrics, the per-field table (worst first), thresholds and the verdict.
+
+    Args:
+        summary: The run.
+        console: Where to print.
+        max_fields: Rows of the field table shown (the worst ones); the rest are counted.
+    """
+    console.print()
+    title = Text.assemble(
+        ("stateval ", "bold"), (summary.suite_name, "bold cyan"), f"  run {summary.run_id}"
+    )
+    console.print(title)
+    cases = f"{summary.n_cases} cases"
+    if not summary.complete:
+        cases += f" of {summary.n_planned} planned (incomplete: resume with --resume)"
+    errors = f", {summary.n_errors} mutator errors" if summary.n_errors else ", no mutator errors"
+    console.print(f"{cases}{errors}, {summary.mean_time * 1000:.1f} ms per call")
+    headline = Table.grid(padding=(0, 2))
+    headline.add_column(style="bold")
+    headline.add_column(justify="right")
+    headline.add_row("overall match rate", _pct(summary.overall_match_rate))
+    headline.add_row("accuracy (expected fields)", _pct(summary.accuracy))
+    if summary.joint_goal_accuracy is not None:
+        headline.add_row("joint goal accuracy", _pct(summary.joint_goal_accuracy))
+        headline.add_row("slot accuracy", _pct(summary.slot_accuracy))
+    console.print(headline)
+    if summary.fields:
+        table = Table(title="fields, worst first", title_justify="left", show_edge=False)
+        table.add_column("field")
+        for name in ("n", "errors", "mismatched", "missing", "extra", "accuracy"):
+            table.add_column(name, justify="right")
+        for row in summary.fields[:max_fields]:
+            style = None if row.passed else "red"
+            accuracy = _pct(row.accuracy) if row.n_expected else "-"
+            if row.minimum is not None:
+                accuracy += f" (min {row.minimum:.0%})"
+            table.add_row(
+                row.path,
+                str(row.n),
+                str(row.errors),
+                str(row.mismatched),
+                str(row.missing),
+                str(row.extra),
+                accuracy,
+                style=style,
+            )
+        console.print(table)
+        hidden = len(summary.fields) - max_fields
+        if hidden > 0:
+            console.print(f"  ... and {hidden} more fields (see --report-json)")
+    for threshold in summary.thresholds:
+        style = "green" if threshold.passed else "bold red"
+        console.print(Text(f"threshold {threshold.describe()}", style=style))
+    if summary.experiment_url:
+        console.print(f"Phoenix experiment: [link={summary.experiment_url}]{summary.experiment_url}[/link]")
+    verdict = "PASSED" if summary.passed else "FAILED"
+    console.print(Text(verdict, style="bold green" if summary.passed else "bold red"))
