@@ -1,0 +1,208 @@
+"""A whole run: journal (new or resumed), tracing and uploads when Phoenix is on, the summary;
+and rescoring a journaled run under a suite's current policies and thresholds."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from stateval.errors import JournalError, SuiteError
+from stateval.journal import Journal, RunHeader, list_runs
+from stateval.run._results import CaseScore
+from stateval.run._runner import execute, journaled_scores
+from stateval.run._scoring import RunSummary, Scoring, summarize
+from stateval.suite import Suite
+
+__all__ = [
+    "PhoenixTarget",
+    "RunOutcome",
+    "UploadStatus",
+    "find_resumable",
+    "rescore",
+    "run_suite",
+    "start_journal",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PhoenixTarget:
+    """The Phoenix server a run reports to.
+
+    Attributes:
+        url: Its base URL (``http://127.0.0.1:6006``).
+        api_key: Sent as a bearer token when set (``PHOENIX_API_KEY``).
+    """
+
+    url: str
+    api_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UploadStatus:
+    """What reached Phoenix in this invocation.
+
+    Attributes:
+        runs: Experiment runs posted now.
+        evaluations: Evaluations posted now.
+        skipped: Cases already uploaded before (resume).
+        pending: Cases not (fully) uploaded; ``stateval run --resume`` finishes them.
+        error: Why uploading stopped, if it did.
+        experiment_url: The experiment in the Phoenix UI.
+    """
+
+    runs: int = 0
+    evaluations: int = 0
+    skipped: int = 0
+    pending: int = 0
+    error: str | None = None
+    experiment_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """A finished (or interrupted and summarised) run."""
+
+    summary: RunSummary
+    journal: Journal
+    upload: UploadStatus | None = None
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) == 40 else None
+
+
+def start_journal(
+    root: str | Path, suite: Suite, *, limit: int | None = None, phoenix_url: str | None = None
+) -> Journal:
+    """Create a new run's journal planning the suite's first ``limit`` cases."""
+    from stateval import __version__
+
+    cases = suite.cases if limit is None else suite.cases[:limit]
+    header = RunHeader(
+        suite_path=str(suite.path.resolve()),
+        suite_name=suite.name,
+        suite_hash=suite.suite_hash,
+        cases_hash=suite.cases_hash,
+        case_ids=[c.id for c in cases],
+        mutator=suite.mutator_description,
+        stateval_version=__version__,
+        git_commit=_git_commit(suite.path.resolve().parent),
+        phoenix_url=phoenix_url,
+        dataset=suite.phoenix.dataset,
+        project=suite.phoenix.project,
+    )
+    header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
+    return Journal.create(root, header)
+
+
+def find_resumable(root: str | Path, suite: Suite) -> Journal:
+    """The latest run of ``suite`` under ``root``.
+
+    Raises:
+        JournalError: There is none, or the suite's cases changed since.
+    """
+    target = str(suite.path.resolve())
+    for run_id in reversed(list_runs(root)):
+        journal = Journal.open(root, run_id)
+        if journal.header.suite_path != target:
+            continue
+        if journal.header.cases_hash != suite.cases_hash:
+            raise JournalError(
+                f"the cases of {suite.path} changed since run {run_id}; "
+                "run without --resume to start a new run"
+            )
+        return journal
+    raise JournalError(f"no run of {suite.path} under {Path(root) / 'runs'} to resume")
+
+
+async def run_suite(
+    suite: Suite,
+    journal: Journal,
+    *,
+    concurrency: int,
+    phoenix: PhoenixTarget | None = None,
+    on_case: Callable[[CaseScore], None] | None = None,
+) -> RunOutcome:
+    """Run (or resume) ``journal``'s planned cases of ``suite`` and summarise them.
+
+    With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
+    linked experiment run with its evaluations; uploads overlap the mutator calls. Without it,
+    the run is local: journal and summary only.
+
+    Raises:
+        SuiteError: The suite was loaded without its mutator.
+    """
+    if suite.mutator is None:
+        raise SuiteError(f"{suite.path}: the suite was loaded without its mutator")
+    scoring = Scoring.from_suite(suite)
+    if phoenix is None:
+        scores = await execute(
+            suite,
+            journal,
+            scoring,
+            mutator=suite.mutator,
+            concurrency=concurrency,
+            on_case=on_case,
+        )
+        summary = summarize(
+            scores.values(),
+            scoring,
+            cases=[c for c in suite.cases if c.id in set(journal.header.case_ids)],
+            suite_name=suite.name,
+            run_id=journal.run_id,
+        )
+        return RunOutcome(summary, journal)
+    from stateval.run._phoenix import run_with_phoenix
+
+    return await run_with_phoenix(
+        suite, journal, scoring, phoenix, concurrency=concurrency, on_case=on_case
+    )
+
+
+def rescore(suite: Suite, journal: Journal) -> RunSummary:
+    """Score a journaled run again under ``suite``'s policies, slots, checks and thresholds.
+
+    The mutator is not called: the journaled post-states are compared with the suite's
+    expected states.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    unknown = [c for c in journal.results if suite.case(c) is None]
+    if unknown:
+        raise JournalError(
+            f"run {journal.run_id} has cases {suite.path} does not define: {unknown[:5]}"
+        )
+    if not journal.results:
+        raise JournalError(f"run {journal.run_id} has no case results to rescore")
+    scoring = Scoring.from_suite(suite)
+    scores = journaled_scores(suite, journal, scoring)
+    planned = set(journal.header.case_ids)
+    return summarize(
+        scores.values(),
+        scoring,
+        cases=[c for c in suite.cases if c.id in planned],
+        suite_name=suite.name,
+        run_id=journal.run_id,
+        experiment_url=_experiment_url(journal),
+    )
+
+
+def _experiment_url(journal: Journal) -> str | None:
+    ack = journal.ack("experiment")
+    url = None if ack is None else ack.get("url")
+    return url if isinstance(url, str) else None
