@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from stateval.checks import check_criteria, parse_criteria
@@ -64,7 +66,7 @@ def test_json_schema_and_parseable_criteria() -> None:
         (["contains"], r"^criterion 0: must be an object, not str$"),
     ],
 )
-def test_invalid_specs_raise_one_line_naming_the_index(specs: list, message: str) -> None:
+def test_invalid_specs_raise_one_line_naming_the_index(specs: list[Any], message: str) -> None:
     with pytest.raises(EvaluationConfigError, match=message) as info:
         parse_criteria(specs)
     assert "\n" not in str(info.value)

@@ -31,7 +31,7 @@ def test_field_value_walks_into_a_state_value() -> None:
     state = InterpretiveState.from_flat({"registrant": {"name": "Ada", "tags": ["a", "b"]}})
     assert field_value(state, "registrant.name") == "Ada"
     assert field_value(state, "registrant.tags.1") == "b"
-    with pytest.raises(FieldNotFoundError, match="'registrant.age' has no value"):
+    with pytest.raises(FieldNotFoundError, match=r"'registrant\.age' has no value"):
         field_value(state, "registrant.age")
 
 

@@ -414,3 +414,40 @@ def test_invalid_settings_are_rejected(kwargs: dict[str, Any], problem: str) -> 
     kwargs = {"model": "m", **kwargs}
     with pytest.raises(MutatorError, match=problem):
         OpenAICompatibleClient(**kwargs)
+
+
+async def test_each_call_is_an_llm_span_under_the_current_span(
+    stub: Callable[..., StubServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from stateval.tracing import SPAN_LLM, configure_tracing, mutation_span
+
+    monkeypatch.setenv("STATEVAL_TEST_KEY", SECRET)
+    exporter = InMemorySpanExporter()
+    tracing = configure_tracing("test", exporter=exporter)
+    server = stub([Reply(body=completion("[]"))])
+    client = client_for(
+        server, api_key_env="STATEVAL_TEST_KEY", tracer=tracing.tracer, max_tokens=32
+    )
+    async with client:
+        with mutation_span(tracing.tracer, case_id="c1", input="hi"):
+            await client.generate("extract")
+    tracing.shutdown()
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    llm = spans[SPAN_LLM]
+    attrs = dict(llm.attributes or {})
+    assert attrs["openinference.span.kind"] == "LLM"
+    assert attrs["llm.model_name"] == "stub-model"
+    assert attrs["llm.input_messages.0.message.content"] == "extract"
+    assert attrs["llm.output_messages.0.message.content"] == "[]"
+    assert attrs["llm.token_count.prompt"] == 11
+    assert attrs["llm.token_count.completion"] == 7
+    assert attrs["llm.token_count.total"] == 18
+    assert json.loads(str(attrs["llm.invocation_parameters"])) == {
+        "temperature": 0.0,
+        "max_tokens": 32,
+    }
+    assert llm.parent is not None
+    assert llm.parent.span_id == spans["stateval.mutate"].context.span_id
+    assert all(SECRET not in str(value) for value in attrs.values())

@@ -119,7 +119,11 @@ def line_locator(text: str, base: Loc = ()) -> Locate:
             nxt: yaml.Node | None = None
             if isinstance(node, yaml.MappingNode):
                 nxt = next(
-                    (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)),
+                    (
+                        v
+                        for k, v in node.value
+                        if isinstance(k, yaml.ScalarNode) and k.value == str(part)
+                    ),
                     None,
                 )
             elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
@@ -218,7 +222,9 @@ def read_case_file(
         records = _csv_records(text, label, problems)
     else:
         problems.append(
-            format_problem(label, None, None, None, "unknown case file type (use .jsonl, .json or .csv)")
+            format_problem(
+                label, None, None, None, "unknown case file type (use .jsonl, .json or .csv)"
+            )
         )
         return []
     return build_cases(records, label, fmt, confidence, problems)
@@ -238,9 +244,7 @@ def build_cases(
             for error in exc.errors():
                 loc = tuple(error["loc"])
                 problems.append(
-                    format_problem(
-                        label, record.locate(loc), case_id, loc, pydantic_message(error)
-                    )
+                    format_problem(label, record.locate(loc), case_id, loc, pydantic_message(error))
                 )
             continue
         case, bad = build_case(spec, fmt, confidence)
@@ -315,7 +319,9 @@ def _csv_records(text: str, label: str, problems: list[str]) -> list[_Record]:
         bad = False
         for column, cell in row.items():
             if column is None or cell is None:
-                problems.append(format_problem(label, number, row.get("id"), None, "wrong number of cells"))
+                problems.append(
+                    format_problem(label, number, row.get("id"), None, "wrong number of cells")
+                )
                 bad = True
                 break
             if column in _CSV_JSON_COLUMNS:
@@ -325,7 +331,9 @@ def _csv_records(text: str, label: str, problems: list[str]) -> list[_Record]:
                     data[column] = json.loads(cell)
                 except json.JSONDecodeError as exc:
                     problems.append(
-                        format_problem(label, number, row.get("id"), column, f"invalid JSON: {exc.msg}")
+                        format_problem(
+                            label, number, row.get("id"), column, f"invalid JSON: {exc.msg}"
+                        )
                     )
                     bad = True
             elif cell != "" or column in ("id", "prompt"):

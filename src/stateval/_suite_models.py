@@ -42,8 +42,9 @@ class PythonMutatorSpec(_Strict):
         description="A folder (relative to the suite file) searched first for the module.",
     )
     args: dict[str, Any] | None = Field(
-        default=None, description="Keyword arguments: when set, `callable` is called with them "
-        "and must return the mutator."
+        default=None,
+        description="Keyword arguments: when set, `callable` is called with them "
+        "and must return the mutator.",
     )
 
 

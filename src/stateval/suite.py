@@ -131,9 +131,13 @@ def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SuiteProblemsError([format_problem(label, None, None, None, f"cannot read: {exc.strerror}")]) from exc
+        raise SuiteProblemsError(
+            [format_problem(label, None, None, None, f"cannot read: {exc.strerror}")]
+        ) from exc
     except UnicodeDecodeError as exc:
-        raise SuiteProblemsError([format_problem(label, None, None, None, "not UTF-8 text")]) from exc
+        raise SuiteProblemsError(
+            [format_problem(label, None, None, None, "not UTF-8 text")]
+        ) from exc
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text), text
@@ -204,14 +208,18 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
         cases = build_cases(records, label, spec.format, spec.confidence, problems)
     if not cases and not problems:
-        problems.append(format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases"))
+        problems.append(
+            format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
+        )
     slots = _load_slots(model, base, label, line_locator(text), problems)
     checks = _load_checks(model, label, line_locator(text), problems)
     for key in ("joint_goal_accuracy", "slot_accuracy"):
         if getattr(model.thresholds, key) is not None and model.slots is None:
             field = f"thresholds.{key}"
             where = line_locator(text)(("thresholds", key))
-            problems.append(format_problem(label, where, None, field, "needs a slot schema ('slots')"))
+            problems.append(
+                format_problem(label, where, None, field, "needs a slot schema ('slots')")
+            )
     mutator: Mutator | None = None
     description = _describe_spec(model)
     if load_mutator:
@@ -277,7 +285,9 @@ def _load_slots(
         try:
             value = load_callable(spec.ref, search_path=search)
         except StatevalError as exc:
-            problems.append(format_problem(label, locate(("slots", "ref")), None, "slots.ref", str(exc)))
+            problems.append(
+                format_problem(label, locate(("slots", "ref")), None, "slots.ref", str(exc))
+            )
             return None
         where = label
     else:
@@ -304,7 +314,9 @@ def _check_slots(
     value: object, where: str, line: int | None, field: str, problems: list[str]
 ) -> tuple[str, ...] | None:
     if isinstance(value, str) or not isinstance(value, Sequence | set | frozenset):
-        problems.append(format_problem(where, line, None, field, "the slot schema is a list of paths"))
+        problems.append(
+            format_problem(where, line, None, field, "the slot schema is a list of paths")
+        )
         return None
     slots = list(value)
     bad = [s for s in slots if not isinstance(s, str) or not s]
@@ -332,10 +344,14 @@ def _build_mutator(
                 target = target(**spec.args)
             return as_mutator(target)
         except StatevalError as exc:
-            problems.append(format_problem(label, locate(tuple(field.split("."))), None, field, str(exc)))
+            problems.append(
+                format_problem(label, locate(tuple(field.split("."))), None, field, str(exc))
+            )
         except Exception as exc:
             message = f"calling {spec.callable} raised {type(exc).__name__}: {exc}"
-            problems.append(format_problem(label, locate(("mutator", "args")), None, field, message))
+            problems.append(
+                format_problem(label, locate(("mutator", "args")), None, field, message)
+            )
         return None
     return _build_llm_mutator(spec, label, locate, problems)
 

@@ -182,7 +182,7 @@ def _one_line(exc: ValidationError) -> str:
     return f"{where}{error['msg']}{more}"
 
 
-def parse_criteria(specs: Sequence[Mapping[str, Any] | _Spec]) -> list[Criterion]:
+def parse_criteria(specs: Sequence[Mapping[str, Any] | Criterion]) -> list[Criterion]:
     """Validate criterion dicts (``extra`` keys forbidden) into `Criterion` objects.
 
     Raises:
@@ -197,7 +197,7 @@ def parse_criteria(specs: Sequence[Mapping[str, Any] | _Spec]) -> list[Criterion
     criteria: list[Criterion] = []
     for index, spec in enumerate(specs):
         if isinstance(spec, _Spec):
-            criteria.append(spec)  # type: ignore[arg-type]
+            criteria.append(spec)
             continue
         if not isinstance(spec, Mapping):
             raise EvaluationConfigError(

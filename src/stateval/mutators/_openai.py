@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import httpx
 
@@ -38,6 +38,9 @@ from stateval.errors import (
     MutatorError,
 )
 from stateval.mutators._client import BaseLLMClient
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 __all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
 
@@ -122,7 +125,10 @@ class OpenAICompatibleClient(BaseLLMClient):
         strict: OpenAI's ``strict`` flag; None sets it when the schema meets OpenAI's strict rules
             (every object closed with all properties required, every value typed).
         extra_body: More JSON fields merged into each request body (e.g. ``{"seed": 1}``).
-        on_call: Called with an `LLMCall` after each successful call (e.g. to record a span).
+        on_call: Called with an `LLMCall` after each successful call.
+        tracer: When set (a `stateval.tracing.Tracing.tracer`), each call is an OpenInference LLM
+            span (`stateval.tracing.llm_span`) with the messages, model, invocation parameters,
+            reply and token counts; it nests under the current span (the mutation's CHAIN span).
 
     Example:
         >>> from stateval.mutators import LLMMutator, UPDATES_JSON_SCHEMA
@@ -155,6 +161,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         strict: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
         on_call: Callable[[LLMCall], None] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         if not model:
             raise MutatorError("OpenAICompatibleClient needs a model name")
@@ -187,6 +194,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         self.strict = strict
         self.extra_body = dict(extra_body or {})
         self.on_call = on_call
+        self.tracer = tracer
         self.last_call: LLMCall | None = None
         self._bound: _LoopBound | None = None
 
@@ -219,7 +227,25 @@ class OpenAICompatibleClient(BaseLLMClient):
         """
         bound = self._bind()
         async with bound.semaphore:
-            return await self._complete(bound.http, prompt)
+            if self.tracer is None:
+                return (await self._complete(bound.http, prompt)).output
+            from stateval.tracing import llm_span
+
+            with llm_span(
+                self.tracer,
+                messages=self._messages(prompt),
+                model_name=self.model,
+                invocation_parameters=self._invocation_parameters(),
+                provider="openai" if "api.openai.com" in self.base_url else None,
+            ) as span:
+                call = await self._complete(bound.http, prompt)
+                span.set_response(
+                    call.output,
+                    prompt_tokens=call.prompt_tokens,
+                    completion_tokens=call.completion_tokens,
+                    total_tokens=call.total_tokens,
+                )
+                return call.output
 
     async def aclose(self) -> None:
         """Close the connection pool of the current event loop (the client stays usable)."""
@@ -250,12 +276,15 @@ class OpenAICompatibleClient(BaseLLMClient):
             return None
         return "json_schema" if self.schema_dialect == "auto" else self.schema_dialect
 
-    def _body(self, prompt: str, dialect: str | None) -> dict[str, Any]:
+    def _messages(self, prompt: str) -> list[dict[str, str]]:
         messages = []
         if self.system_prompt:
             messages.append({"role": "system", "content": self.system_prompt})
         messages.append({"role": "user", "content": prompt})
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        return messages
+
+    def _body(self, prompt: str, dialect: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": self._messages(prompt)}
         body.update(self._invocation_parameters())
         if dialect is not None and self.response_schema is not None:
             body["response_format"] = _response_format(
@@ -272,7 +301,7 @@ class OpenAICompatibleClient(BaseLLMClient):
             params["max_tokens"] = self.max_tokens
         return params
 
-    async def _complete(self, http: httpx.AsyncClient, prompt: str) -> str:
+    async def _complete(self, http: httpx.AsyncClient, prompt: str) -> LLMCall:
         url = f"{self.base_url}/chat/completions"
         started = time.monotonic()
         attempts = 0
@@ -343,7 +372,7 @@ class OpenAICompatibleClient(BaseLLMClient):
 
     def _finish(
         self, response: httpx.Response, prompt: str, dialect: str | None, started: float, n: int
-    ) -> str:
+    ) -> LLMCall:
         try:
             payload = response.json()
             choice = payload["choices"][0]
@@ -378,7 +407,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         self.last_call = call
         if self.on_call is not None:
             self.on_call(call)
-        return content
+        return call
 
     def _response_error(self, what: str) -> LLMClientError:
         return LLMResponseError(

@@ -194,11 +194,11 @@ class FieldJudge:
             scores = self.evaluator.evaluate(variables)
         except Exception as exc:
             return JudgeVerdict("judge_error", _reason(exc))
-        if not scores or scores[0].label not in JUDGE_CHOICES:
-            label = scores[0].label if scores else None
-            return JudgeVerdict("judge_error", f"judge gave no usable label ({label!r})")
-        label: VerdictLabel = "equivalent" if scores[0].label == "equivalent" else "different"
-        return JudgeVerdict(label, scores[0].explanation or "")
+        given = scores[0].label if scores else None
+        if given not in JUDGE_CHOICES:
+            return JudgeVerdict("judge_error", f"judge gave no usable label ({given!r})")
+        verdict: VerdictLabel = "equivalent" if given == "equivalent" else "different"
+        return JudgeVerdict(verdict, scores[0].explanation or "")
 
 
 def _reason(exc: BaseException) -> str:
@@ -253,7 +253,8 @@ def judge_comparison(comparison: StateComparison, judge: FieldJudge | None) -> J
 
 def _verdict_for(request: FieldComparison, judge: FieldJudge | None) -> JudgeVerdict:
     assert request.status is FieldStatus.MISMATCHED
-    assert request.expected is not None and request.actual is not None
+    assert request.expected is not None
+    assert request.actual is not None
     if judge is None:
         return JudgeVerdict("judge_error", "no judge LLM configured for a judge='llm' policy")
     rubric = request.policy.rubric if request.policy is not None else None

@@ -63,7 +63,9 @@ def _prompt_text(prompt: Any) -> str:
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, list):
-        return "\n".join(str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt)
+        return "\n".join(
+            str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt
+        )
     return str(prompt)
 
 

@@ -19,7 +19,9 @@ def _failure_text(score: CaseScore) -> tuple[str, str]:
         parts.append(f"{len(wrong)} field(s) wrong: {names}")
     if checks:
         parts.append("failed checks: " + ", ".join(c.name for c in checks))
-    body = "\n".join([f.explanation for f in wrong] + [f"{c.name}: {c.explanation}" for c in checks])
+    body = "\n".join(
+        [f.explanation for f in wrong] + [f"{c.name}: {c.explanation}" for c in checks]
+    )
     return "; ".join(parts), body
 
 

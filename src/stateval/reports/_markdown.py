@@ -63,7 +63,9 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
             if not score.ok:
                 what = f"mutator error ({score.result.error_type}): {score.result.error}"
             else:
-                wrong = [f"`{f.path}` {f.status.value}" for f in score.comparison.fields if not f.matched]
+                wrong = [
+                    f"`{f.path}` {f.status.value}" for f in score.comparison.fields if not f.matched
+                ]
                 what = ", ".join(wrong + [f"`{c.name}` failed" for c in score.failed_checks])
             lines.append(f"- `{_cell(score.case_id)}`: {_cell(what)}")
         if len(failing) > max_cases:

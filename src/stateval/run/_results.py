@@ -26,6 +26,7 @@ class CaseResult:
         time_used: Seconds the mutator call took (monotonic clock).
         trace_id: The trace of the mutator call's span, when traced.
         raw_output: An LLM's raw reply when the mutator rejected it.
+        started_at: When the call started (ISO 8601, UTC).
     """
 
     case_id: str
@@ -35,6 +36,7 @@ class CaseResult:
     time_used: float
     trace_id: str | None = None
     raw_output: str | None = None
+    started_at: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -51,6 +53,7 @@ class CaseResult:
             "time_used": self.time_used,
             "trace_id": self.trace_id,
             "raw_output": self.raw_output,
+            "started_at": self.started_at,
         }
 
     @classmethod
@@ -70,6 +73,7 @@ class CaseResult:
                 time_used=float(data.get("time_used") or 0.0),
                 trace_id=data.get("trace_id"),
                 raw_output=data.get("raw_output"),
+                started_at=data.get("started_at"),
             )
         except (KeyError, TypeError, ValueError, StatevalError) as exc:
             raise JournalError(f"malformed case result record: {exc}") from exc

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
@@ -140,6 +141,7 @@ async def _run_case(
     case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
 ) -> CaseResult:
     context = EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
+    started = datetime.now(UTC).isoformat()
     with open_span(case) as span:
         outcome = await evaluator.evaluate(context)
         output: Any = (
@@ -157,4 +159,5 @@ async def _run_case(
         time_used=outcome.time_used,
         trace_id=trace_id,
         raw_output=outcome.raw_output,
+        started_at=started,
     )

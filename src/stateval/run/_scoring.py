@@ -350,7 +350,13 @@ def summarize(
     minimums = scoring.thresholds.fields
     rows = [
         FieldRow(
-            a.path, a.n, a.matching, a.mismatched, a.missing, a.extra, a.accuracy,
+            a.path,
+            a.n,
+            a.matching,
+            a.mismatched,
+            a.missing,
+            a.extra,
+            a.accuracy,
             _minimum(a.path, minimums),
         )
         for a in aggregates.values()
@@ -425,4 +431,3 @@ def _thresholds(
         passed = worst is None or worst >= limit
         out.append(ThresholdResult(f"fields[{pattern}]", worst, limit, "min", passed))
     return tuple(out)
-

@@ -204,5 +204,5 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
 
 def _experiment_url(journal: Journal) -> str | None:
     ack = journal.ack("experiment")
-    url = None if ack is None else ack.get("url")
+    url = None if ack is None else ack.get("experiment_url")
     return url if isinstance(url, str) else None

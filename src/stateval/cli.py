@@ -1,0 +1,321 @@
+"""The ``stateval`` command: run suites, rescore runs, manage the embedded Phoenix.
+
+Exit codes: 0 the run passed its thresholds, 1 it did not, 2 usage or input error (a
+`StatevalError` prints one line per problem on stderr; ``--debug`` adds the traceback).
+Heavy modules (the runner, OpenTelemetry, Phoenix clients) are imported inside the commands so
+``stateval --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from stateval.journal import Journal
+    from stateval.run import PhoenixTarget, RunOutcome, RunSummary
+    from stateval.suite import Suite
+
+__all__ = ["app", "main"]
+
+EXIT_PASS, EXIT_BELOW_THRESHOLD, EXIT_USAGE = 0, 1, 2
+ENV_HOME = "STATEVAL_HOME"
+
+app = typer.Typer(
+    name="stateval",
+    help="Evaluate state mutators per field and report to Arize Phoenix.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+phoenix_app = typer.Typer(help="Manage the embedded Phoenix server.", no_args_is_help=True)
+app.add_typer(phoenix_app, name="phoenix")
+
+
+def _home() -> Path:
+    return Path(os.environ.get(ENV_HOME) or ".stateval")
+
+
+def _stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+@contextmanager
+def _errors(debug: bool) -> Iterator[None]:
+    """Turn a `StatevalError` into its lines on stderr and exit code 2."""
+    from stateval.errors import StatevalError
+
+    try:
+        yield
+    except StatevalError as exc:
+        if debug:
+            traceback.print_exc()
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"error: {line}", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _write_reports(
+    summary: RunSummary, report_json: Path | None, junit: Path | None, markdown: Path | None
+) -> None:
+    from stateval.reports import write_json_report, write_junit_report, write_markdown_report
+
+    for path, write in (
+        (report_json, write_json_report),
+        (junit, write_junit_report),
+        (markdown, write_markdown_report),
+    ):
+        if path is not None:
+            try:
+                write(summary, path)
+            except OSError as exc:
+                from stateval.errors import StatevalError
+
+                raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+
+
+def _resolve_phoenix(
+    phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None, home: Path
+) -> PhoenixTarget | None:
+    from stateval.run import PhoenixTarget
+
+    if no_phoenix:
+        return None
+    api_key = os.environ.get("PHOENIX_API_KEY") or None
+    url = phoenix_url or recorded_url
+    if url is None:
+        endpoint = os.environ.get("PHOENIX_COLLECTOR_ENDPOINT")
+        if endpoint:
+            url = endpoint.rstrip("/").removesuffix("/v1/traces")
+    if url is None or (url == recorded_url and phoenix_url is None):
+        from stateval.phoenix._server import EmbeddedPhoenix
+
+        embedded = EmbeddedPhoenix(home)
+        if url is None or embedded.status().url == url:
+            url = embedded.ensure_running()
+            _stderr().print(f"Phoenix (embedded): {url}")
+    return PhoenixTarget(url.rstrip("/"), api_key)
+
+
+@app.command()
+def run(
+    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Mutator calls at once (default: the suite's).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N cases.")] = None,
+    phoenix_url: Annotated[
+        str | None, typer.Option(help="Report to this Phoenix server (base URL).")
+    ] = None,
+    no_phoenix: Annotated[bool, typer.Option(help="Run locally only: no Phoenix.")] = False,
+    report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Finish the suite's latest run: missing cases and uploads.")
+    ] = False,
+    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+) -> None:
+    """Run a suite: every case through the mutator, scored per field, reported to Phoenix."""
+    if phoenix_url and no_phoenix:
+        print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE)
+    with _errors(debug):
+        from stateval.run import find_resumable, start_journal
+        from stateval.suite import load_suite
+
+        home = _home()
+        suite = load_suite(suite_path)
+        err = _stderr()
+        recorded: str | None = None
+        if resume:
+            journal = find_resumable(home, suite)
+            if limit is not None:
+                err.print("--limit is ignored with --resume (the run keeps its planned cases)")
+            recorded = journal.header.phoenix_url if not no_phoenix else None
+            err.print(
+                f"Resuming run {journal.run_id}: {len(journal.missing)} of "
+                f"{len(journal.header.case_ids)} cases left to run"
+            )
+        target = _resolve_phoenix(phoenix_url, no_phoenix, recorded, home)
+        if not resume:
+            journal = start_journal(
+                home, suite, limit=limit, phoenix_url=None if target is None else target.url
+            )
+        outcome = _run_with_progress(
+            suite, journal, target, concurrency or suite.model.concurrency, err
+        )
+        _finish(outcome.summary, report_json, junit, markdown)
+        upload = outcome.upload
+        if upload is not None and (upload.error or upload.pending):
+            err.print(
+                f"[yellow]warning: {upload.pending} case(s) not uploaded to Phoenix"
+                f"{': ' + upload.error if upload.error else ''}; "
+                f"`stateval run {suite_path} --resume` uploads them[/yellow]"
+            )
+    raise typer.Exit(EXIT_PASS if outcome.summary.passed else EXIT_BELOW_THRESHOLD)
+
+
+def _run_with_progress(
+    suite: Suite, journal: Journal, target: PhoenixTarget | None, concurrency: int, err: Console
+) -> RunOutcome:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from stateval.run import CaseScore, run_suite
+
+    total = len(journal.header.case_ids)
+    done = total - len(journal.missing)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    task = progress.add_task(suite.name, total=total, completed=done, errors=0)
+    errors = [0]
+
+    def on_case(score: CaseScore) -> None:
+        errors[0] += not score.ok
+        progress.update(task, advance=1, errors=errors[0])
+
+    try:
+        with progress:
+            outcome = asyncio.run(
+                run_suite(suite, journal, concurrency=concurrency, phoenix=target, on_case=on_case)
+            )
+    except KeyboardInterrupt:
+        left = len(journal.missing)
+        err.print(
+            f"interrupted: {total - left} of {total} cases are journaled in run "
+            f"{journal.run_id}; `stateval run {suite.path} --resume` finishes it"
+        )
+        raise typer.Exit(130) from None
+    return outcome
+
+
+def _finish(
+    summary: RunSummary, report_json: Path | None, junit: Path | None, markdown: Path | None
+) -> None:
+    from rich.console import Console
+
+    from stateval.reports import print_summary
+
+    print_summary(summary, Console(highlight=False))
+    _write_reports(summary, report_json, junit, markdown)
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="A run id, or 'latest'.")],
+    suite_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            help="Suite whose policies and thresholds to use (default: "
+            "the run's own suite file, as it is now).",
+        ),
+    ] = None,
+    report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
+    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+) -> None:
+    """Score a journaled run again under the suite's current policies and thresholds."""
+    with _errors(debug):
+        from stateval.journal import Journal
+        from stateval.run import rescore as rescore_run
+        from stateval.suite import load_suite
+
+        journal = Journal.open(_home(), run_id)
+        suite = load_suite(suite_path or Path(journal.header.suite_path), load_mutator=False)
+        if suite.cases_hash != journal.header.cases_hash:
+            _stderr().print(
+                "[yellow]note: the suite's cases changed since this run; stored post-states "
+                "are compared with the current expected states[/yellow]"
+            )
+        summary = rescore_run(suite, journal)
+        _finish(summary, report_json, junit, markdown)
+    raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
+
+
+@app.command()
+def validate(
+    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
+    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+) -> None:
+    """Check a suite, its cases and its mutator without running anything."""
+    with _errors(debug):
+        from stateval.suite import load_suite
+
+        suite = load_suite(suite_path)
+        print(f"{suite.path}: ok ({len(suite.cases)} cases, mutator {suite.mutator_description})")
+
+
+@app.command()
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of suite files (docs/suite-schema.json)."""
+    from stateval.suite import suite_json_schema
+
+    text = json.dumps(suite_json_schema(), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@phoenix_app.command("start")
+def phoenix_start(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+    """Start the embedded Phoenix server (or find it running) and print its URL."""
+    with _errors(debug):
+        from stateval.phoenix._server import EmbeddedPhoenix
+
+        print(EmbeddedPhoenix(_home()).ensure_running())
+
+
+@phoenix_app.command("stop")
+def phoenix_stop(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+    """Stop the embedded Phoenix server."""
+    with _errors(debug):
+        from stateval.phoenix._server import EmbeddedPhoenix
+
+        stopped = EmbeddedPhoenix(_home()).stop()
+        print("stopped" if stopped else "not running")
+
+
+@phoenix_app.command("status")
+def phoenix_status(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+    """Say whether the embedded Phoenix server is running, and where."""
+    with _errors(debug):
+        from stateval.phoenix._server import EmbeddedPhoenix
+
+        status = EmbeddedPhoenix(_home()).status()
+        state = "running" if status.running else "not running"
+        where = f" at {status.url} (pid {status.pid})" if status.running else ""
+        print(f"{state}{where}; data in {status.data_dir}")
+        if not status.running:
+            raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point of the ``stateval`` console script."""
+    app()

@@ -1,0 +1,47 @@
+"""Running a suite: the runner, case results and scores, run summaries, rescoring."""
+
+from __future__ import annotations
+
+from stateval.run._results import CaseResult, CaseScore, Evaluation
+from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_scores
+from stateval.run._scoring import (
+    FieldRow,
+    RunSummary,
+    Scoring,
+    ThresholdResult,
+    score_case,
+    summarize,
+)
+from stateval.run._session import (
+    PhoenixTarget,
+    RunOutcome,
+    UploadStatus,
+    find_resumable,
+    rescore,
+    run_suite,
+    start_journal,
+)
+
+__all__ = [
+    "CaseResult",
+    "CaseScore",
+    "CaseSpan",
+    "Evaluation",
+    "FieldRow",
+    "PhoenixTarget",
+    "RunOutcome",
+    "RunSummary",
+    "Scoring",
+    "SpanFactory",
+    "ThresholdResult",
+    "UploadSink",
+    "UploadStatus",
+    "execute",
+    "find_resumable",
+    "journaled_scores",
+    "rescore",
+    "run_suite",
+    "score_case",
+    "start_journal",
+    "summarize",
+]

@@ -1,0 +1,358 @@
+"""A run reported to Phoenix: dataset, experiment, traced mutator calls, runs and evaluations.
+
+The cases become a dataset (a new version only when they changed) and the run an experiment
+before the first mutator call. Each mutator call is a CHAIN span exported in batches to the
+experiment's project. Scored cases go through a queue to a few upload workers, so mutator calls
+and uploads overlap and the mutator loop never waits on Phoenix. Every accepted upload is
+acknowledged in the journal; a resumed run skips what was acknowledged, and Phoenix itself
+returns the existing run when one is posted twice and replaces an evaluation posted twice, so
+nothing is recorded twice even after a crash between an upload and its acknowledgement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.journal import Journal
+from stateval.mutators import LLMMutator, Mutator
+from stateval.phoenix._rest import EvaluationRecord, Example, RunRecord
+from stateval.phoenix._upload import PhoenixUploader
+from stateval.run._results import CaseScore
+from stateval.run._runner import CaseSpan, execute
+from stateval.run._scoring import Scoring, summarize
+from stateval.run._session import PhoenixTarget, RunOutcome, UploadStatus
+from stateval.suite import Case, Suite
+
+if TYPE_CHECKING:
+    from stateval.tracing import Tracing
+
+__all__ = ["PhoenixSink", "run_with_phoenix"]
+
+_UPLOAD_WORKERS = 8
+_MAX_REQUESTS = 16
+
+
+class PhoenixSink:
+    """Uploads scored cases as experiment runs with their evaluations, in the background.
+
+    Args:
+        uploader: The Phoenix REST client.
+        journal: Where acknowledgements are recorded.
+        url: The Phoenix server (acknowledgements from another server are not trusted).
+    """
+
+    def __init__(self, uploader: PhoenixUploader, journal: Journal, url: str) -> None:
+        self.uploader = uploader
+        self.journal = journal
+        self.url = url
+        self.error: str | None = None
+        self.runs = 0
+        self.evaluations = 0
+        self.skipped = 0
+        self.dataset_id: str | None = None
+        self.example_ids: dict[str, str] = {}
+        self.experiment_id: str | None = None
+        self.experiment_url: str | None = None
+        self.project_name: str | None = None
+        self._queue: asyncio.Queue[tuple[Case, CaseScore] | None] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._done: set[str] = set()
+
+    @property
+    def ready(self) -> bool:
+        """True when the experiment exists and nothing has failed."""
+        return self.experiment_id is not None and self.error is None
+
+    async def prepare(self, suite: Suite) -> None:
+        """Make sure the dataset and the experiment exist (reusing acknowledged ones)."""
+        header = self.journal.header
+        ack = self.journal.ack("dataset")
+        if ack is not None and ack.get("url") == self.url:
+            self.dataset_id = str(ack["dataset_id"])
+            version_id = str(ack["version_id"])
+            self.example_ids = dict(ack["example_ids"])
+        else:
+            examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+            ref = await self.uploader.ensure_dataset(
+                suite.phoenix.dataset, examples, description=suite.model.description
+            )
+            self.dataset_id, version_id = ref.id, ref.version_id
+            self.example_ids = dict(ref.example_ids)
+            await asyncio.to_thread(
+                self.journal.append_ack,
+                "dataset",
+                url=self.url,
+                dataset_id=ref.id,
+                version_id=ref.version_id,
+                example_ids=self.example_ids,
+                uploaded=ref.uploaded,
+            )
+        ack = self.journal.ack("experiment")
+        if ack is not None and ack.get("dataset_id") == self.dataset_id:
+            self.experiment_id = str(ack["experiment_id"])
+            self.experiment_url = ack.get("experiment_url")
+            self.project_name = ack.get("project_name")
+            self._done = {
+                case_id
+                for case_id, rec in self.journal.acked("evaluations").items()
+                if rec.get("experiment_id") == self.experiment_id
+            }
+            return
+        from stateval.phoenix._rest import DatasetRef
+
+        dataset = DatasetRef(
+            id=self.dataset_id,
+            name=suite.phoenix.dataset,
+            version_id=version_id,
+            example_ids=self.example_ids,
+            content_hash="",
+            uploaded=False,
+        )
+        metadata = {
+            "stateval_run_id": header.run_id,
+            "suite": header.suite_name,
+            "suite_path": header.suite_path,
+            "suite_hash": header.suite_hash,
+            "cases_hash": header.cases_hash,
+            "mutator": header.mutator,
+            "stateval_version": header.stateval_version,
+            "git_commit": header.git_commit,
+            "cases": len(header.case_ids),
+        }
+        experiment = await self.uploader.create_experiment(
+            dataset,
+            name=header.experiment_name or header.run_id,
+            description=f"stateval run {header.run_id} of {header.suite_name}",
+            metadata=metadata,
+        )
+        self.experiment_id = experiment.id
+        self.experiment_url = experiment.url
+        self.project_name = experiment.project_name
+        await asyncio.to_thread(
+            self.journal.append_ack,
+            "experiment",
+            url=self.url,
+            dataset_id=self.dataset_id,
+            experiment_id=experiment.id,
+            experiment_url=experiment.url,
+            project_name=experiment.project_name,
+        )
+
+    def start(self, workers: int = _UPLOAD_WORKERS) -> None:
+        """Start the upload workers."""
+        self._workers = [asyncio.create_task(self._work()) for _ in range(workers)]
+
+    def submit(self, case: Case, score: CaseScore) -> None:
+        """Queue a scored case (already uploaded ones are skipped)."""
+        if case.id in self._done:
+            self.skipped += 1
+            return
+        self._queue.put_nowait((case, score))
+
+    async def finish(self, *, drain: bool = True) -> None:
+        """Wait for the queue to empty (``drain``) or drop it, then stop the workers."""
+        if drain:
+            for _ in self._workers:
+                self._queue.put_nowait(None)
+            await asyncio.gather(*self._workers, return_exceptions=True)
+        else:
+            for task in self._workers:
+                task.cancel()
+            await asyncio.gather(*self._workers, return_exceptions=True)
+
+    def status(self, planned: list[str]) -> UploadStatus:
+        """What was uploaded in this invocation and what is still missing."""
+        pending = sum(1 for c in planned if c not in self._done)
+        return UploadStatus(
+            runs=self.runs,
+            evaluations=self.evaluations,
+            skipped=self.skipped,
+            pending=pending,
+            error=self.error,
+            experiment_url=self.experiment_url,
+        )
+
+    async def _work(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            if self.error is not None or self.experiment_id is None:
+                continue
+            try:
+                await self._upload(*item)
+            except* PhoenixUnavailableError as group:
+                self.error = str(group.exceptions[0])
+            except* Exception as group:
+                first = group.exceptions[0]
+                self.error = f"upload failed: {type(first).__name__}: {first}"
+
+    async def _upload(self, case: Case, score: CaseScore) -> None:
+        assert self.experiment_id is not None
+        experiment_id = self.experiment_id
+        ack = self.journal.ack("run", case.id)
+        if ack is not None and ack.get("experiment_id") == experiment_id:
+            run_id = str(ack["run_id"])
+        else:
+            run_id = await self.uploader.post_run(experiment_id, _run_record(case, score, self))
+            await asyncio.to_thread(
+                self.journal.append_ack, "run", case.id, experiment_id=experiment_id, run_id=run_id
+            )
+            self.runs += 1
+        records = [
+            EvaluationRecord(
+                run_id=run_id,
+                name=e.name,
+                annotator_kind="CODE",
+                score=e.score,
+                label=e.label,
+                explanation=e.explanation,
+            )
+            for e in score.evaluations
+        ]
+        async with asyncio.TaskGroup() as group:
+            for record in records:
+                group.create_task(self.uploader.post_evaluation(record))
+        await asyncio.to_thread(
+            self.journal.append_ack,
+            "evaluations",
+            case.id,
+            experiment_id=experiment_id,
+            run_id=run_id,
+            count=len(records),
+        )
+        self.evaluations += len(records)
+        self._done.add(case.id)
+
+
+def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
+    result = score.result
+    try:
+        start = datetime.fromisoformat(result.started_at or "")
+    except ValueError:
+        start = datetime.now(UTC)
+    post = None if result.post_state is None else result.post_state.to_dict()
+    error = None if result.error is None else f"{result.error_type}: {result.error}"
+    return RunRecord(
+        example_id=sink.example_ids[case.id],
+        output={"post_state": post, "error": error},
+        start_time=start,
+        end_time=start + timedelta(seconds=result.time_used),
+        error=error,
+        trace_id=result.trace_id,
+    )
+
+
+def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
+    from stateval.tracing import mutation_span
+
+    @contextlib.contextmanager
+    def open_span(case: Case) -> Iterator[CaseSpan]:
+        with mutation_span(
+            tracing.tracer,
+            case_id=case.id,
+            input=case.input,
+            pre_state=case.pre_state,
+            message_id=case.input.message_id,
+        ) as span:
+            yield span
+
+    return open_span
+
+
+def _trace_llm_calls(mutator: Mutator, tracing: Tracing) -> None:
+    """Give an `LLMMutator`'s client (one with ``on_call``) an LLM span per call."""
+    client = getattr(mutator, "client", None) if isinstance(mutator, LLMMutator) else None
+    if client is None or not hasattr(client, "on_call"):
+        return
+    from stateval.tracing import llm_span
+
+    previous: Callable[[Any], None] | None = client.on_call
+
+    def on_call(call: Any) -> None:
+        with llm_span(
+            tracing.tracer,
+            prompt=call.prompt,
+            model_name=call.model,
+            invocation_parameters=call.invocation_parameters,
+            provider="openai",
+        ) as span:
+            span.set_response(
+                call.output,
+                prompt_tokens=call.prompt_tokens,
+                completion_tokens=call.completion_tokens,
+                total_tokens=call.total_tokens,
+            )
+        if previous is not None:
+            previous(call)
+
+    client.on_call = on_call
+
+
+async def run_with_phoenix(
+    suite: Suite,
+    journal: Journal,
+    scoring: Scoring,
+    target: PhoenixTarget,
+    *,
+    concurrency: int,
+    on_case: Callable[[CaseScore], None] | None = None,
+) -> RunOutcome:
+    """Run the journal's missing cases and upload every case Phoenix does not have yet.
+
+    If Phoenix cannot be reached (or fails midway), the run goes on locally; the outcome's
+    `UploadStatus` says what is pending, for ``stateval run --resume``.
+    """
+    from stateval.tracing import configure_tracing
+
+    assert suite.mutator is not None
+    async with PhoenixUploader(
+        target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
+    ) as uploader:
+        sink = PhoenixSink(uploader, journal, target.url)
+        try:
+            await sink.prepare(suite)
+        except PhoenixUnavailableError as exc:
+            sink.error = str(exc)
+        tracing = None
+        if sink.ready:
+            tracing = configure_tracing(
+                sink.project_name or suite.phoenix.project, target.url, api_key=target.api_key
+            )
+            _trace_llm_calls(suite.mutator, tracing)
+        sink.start()
+        drained = False
+        try:
+            scores = await execute(
+                suite,
+                journal,
+                scoring,
+                mutator=suite.mutator,
+                concurrency=concurrency,
+                span=None if tracing is None else _span_factory(tracing),
+                sink=sink,
+                on_case=on_case,
+            )
+            await sink.finish()
+            drained = True
+        finally:
+            if not drained:
+                await sink.finish(drain=False)
+            if tracing is not None:
+                await asyncio.to_thread(tracing.shutdown)
+    planned = list(journal.header.case_ids)
+    summary = summarize(
+        scores.values(),
+        scoring,
+        cases=[c for c in suite.cases if c.id in set(planned)],
+        suite_name=suite.name,
+        run_id=journal.run_id,
+        experiment_url=sink.experiment_url,
+    )
+    return RunOutcome(summary, journal, sink.status(planned))

@@ -1,0 +1,179 @@
+"""The real LLM path through a real OpenAI-compatible HTTP endpoint (llama.cpp + SmolLM2-135M)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from stateval.errors import LLMUnavailableError
+from stateval.evaluation import EvaluationContext, LLMEvaluator
+from stateval.local_model import LocalModelServer
+from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, StructuredInput
+from stateval.mutators._openai import LLMCall, OpenAICompatibleClient
+from stateval.state import InterpretiveState, validate_path
+from stateval.suite import load_suite
+
+pytestmark = pytest.mark.llm
+
+REGISTRATION = Path(__file__).parents[2] / "examples" / "registration" / "suite.yaml"
+
+
+class Endpoint(Protocol):
+    """What the ``local_llm`` fixture (tests/integration/conftest.py) provides."""
+
+    url: str
+    model: str
+
+
+MESSAGE = StructuredInput(
+    prompt="Hi, I'm Ada Lovelace. Please register me; my email is ada@analytical.org.",
+    message_id="m-1",
+)
+
+
+def constrained_client(llm: Endpoint, **kwargs: Any) -> OpenAICompatibleClient:
+    options: dict[str, Any] = {
+        "base_url": llm.url,
+        "api_key_env": None,
+        "response_schema": UPDATES_JSON_SCHEMA,
+        "max_tokens": 256,
+        "timeout": 120.0,
+    }
+    options.update(kwargs)
+    return OpenAICompatibleClient(llm.model, **options)
+
+
+async def test_constrained_output_is_a_valid_update_list(local_llm: Endpoint) -> None:
+    async with constrained_client(local_llm) as client:
+        state = await LLMMutator(client).mutate(InterpretiveState(), MESSAGE)
+        call = client.last_call
+    assert call is not None
+    # llama.cpp rejects OpenAI's json_schema form; the client switched dialects and remembered.
+    assert call.response_format == "json_object"
+    assert client.schema_dialect == "json_object"
+    assert (call.completion_tokens or 0) > 0
+    assert (call.prompt_tokens or 0) > 0
+    for path in state.paths():
+        validate_path(path)
+        best = state.best(path)
+        assert best is not None
+        assert 0.0 <= best.confidence <= 1.0
+        assert best.message_id == "m-1"
+
+
+async def test_truncated_output_is_a_recorded_per_case_error(local_llm: Endpoint) -> None:
+    calls: list[LLMCall] = []
+    client = constrained_client(local_llm, max_tokens=3, on_call=calls.append)
+    async with client:
+        result = await LLMEvaluator().evaluate(
+            EvaluationContext(
+                mutator=LLMMutator(client),
+                pre_state=InterpretiveState(),
+                expected_post_state=InterpretiveState.from_flat({"registrant.name": "Ada"}),
+                mutation_input=MESSAGE,
+            )
+        )
+    assert calls[0].finish_reason == "length"
+    assert result.error is not None
+    assert result.error_type == "MutatorOutputError"
+    assert result.raw_output == calls[0].output
+    assert result.actual_post_state is None
+    assert result.accuracy_score == 0.0
+
+
+def test_the_judge_returns_one_of_its_labels(local_llm: Endpoint) -> None:
+    pytest.importorskip("openai")
+    from phoenix.evals import LLM
+
+    from stateval.phoenix._judge import JUDGE_CHOICES, FieldJudge
+
+    llm = LLM(
+        provider="openai",
+        model=local_llm.model,
+        base_url=local_llm.url,
+        api_key="unused-local",
+        timeout=120.0,
+    )
+    verdict = FieldJudge(llm).judge(
+        "preferences.diet", "Same dietary requirement.", "vegetarian", "veggie"
+    )
+    assert verdict.label in JUDGE_CHOICES, verdict.explanation
+
+
+async def test_a_server_stopped_mid_run_is_retried_then_recorded(
+    disposable_llm_server: LocalModelServer,
+) -> None:
+    server = disposable_llm_server
+
+    def stop_after_first(call: LLMCall) -> None:
+        os.kill(server.pid, signal.SIGKILL)  # the server dies once the first case has its answer
+
+    client = constrained_client(
+        server, max_retries=2, backoff_base=0.05, max_concurrency=1, on_call=stop_after_first
+    )
+    mutator = LLMMutator(client)
+    expected = InterpretiveState.from_flat({"registrant.name": "Ada Lovelace"})
+    evaluator = LLMEvaluator()
+    async with client:
+        results = await asyncio.gather(
+            *(
+                evaluator.evaluate(
+                    EvaluationContext(mutator, InterpretiveState(), expected, MESSAGE)
+                )
+                for _ in range(3)
+            )
+        )
+    server.process.wait()
+    assert [r.error is None for r in results].count(True) == 1
+    failed = [r for r in results if r.error is not None]
+    assert len(failed) == 2
+    for result in failed:
+        assert result.error_type == "LLMUnavailableError"
+        assert result.error is not None
+        assert "gave up after 3 attempt(s)" in result.error
+        assert server.url in result.error
+
+
+async def test_a_timeout_against_the_real_server_is_a_clear_error(
+    disposable_llm_server: LocalModelServer,
+) -> None:
+    server = disposable_llm_server
+    async with constrained_client(
+        server, timeout=0.001, max_retries=1, backoff_base=0.01
+    ) as client:
+        with pytest.raises(LLMUnavailableError, match=r"timed out after 0\.001s; gave up after 2"):
+            await client.generate("Write a long story about a registration desk.")
+
+
+async def test_the_registration_demo_runs_every_case(local_llm: Endpoint) -> None:
+    suite = load_suite(REGISTRATION, load_mutator=False)
+    spec = suite.model.mutator
+    assert spec.type == "llm"
+    async with constrained_client(local_llm, max_tokens=384) as client:
+        mutator = LLMMutator(client, spec.instructions)
+        evaluator = LLMEvaluator(suite.policies)
+        results = [
+            await evaluator.evaluate(
+                EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
+            )
+            for case in suite.cases
+        ]
+    assert len(results) == len(suite.cases) == 12
+    expected_fields = sum(len(case.expected_post_state.paths()) for case in suite.cases)
+    matching = sum(len(r.comparison.matching) for r in results)
+    errors = sum(r.error is not None for r in results)
+    print(  # figures for the report (pytest -s)
+        f"\nregistration: {matching}/{expected_fields} expected fields right, "
+        f"{errors} case error(s), "
+        f"{sum(r.time_used for r in results) / len(results):.2f}s per case"
+    )
+    for result in results:
+        if result.error is None:
+            assert result.actual_post_state is not None
+        else:
+            assert result.error_type is not None
