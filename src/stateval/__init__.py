@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stateval.checks import CheckResult
 from stateval.compare import (
     FieldComparison,
     FieldStatus,
@@ -9,8 +10,14 @@ from stateval.compare import (
     compare_field,
     compare_states,
 )
+from stateval.config import EvaluationConfig
 from stateval.errors import (
     ComparisonError,
+    DatasetError,
+    EvaluationConfigError,
+    EvaluationError,
+    EvaluatorNotFoundError,
+    HarnessError,
     InvalidConfidenceError,
     InvalidPathError,
     InvalidValueError,
@@ -22,6 +29,16 @@ from stateval.errors import (
     SuiteError,
 )
 from stateval.evaluation import EvaluationContext, LLMEvaluator, MutatorEvaluationResult
+from stateval.harness import (
+    EvaluationDataset,
+    EvaluationHarness,
+    EvaluationResult,
+    EvaluationSample,
+    EvaluationScoreType,
+    EvaluatorProtocol,
+    EvaluatorRegistry,
+    RunReport,
+)
 from stateval.metrics import (
     DeltaComparison,
     FieldAggregate,
@@ -46,13 +63,27 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BaseLLMClient",
+    "CheckResult",
     "ComparisonError",
+    "DatasetError",
     "DeltaComparison",
+    "EvaluationConfig",
+    "EvaluationConfigError",
     "EvaluationContext",
+    "EvaluationDataset",
+    "EvaluationError",
+    "EvaluationHarness",
+    "EvaluationResult",
+    "EvaluationSample",
+    "EvaluationScoreType",
+    "EvaluatorNotFoundError",
+    "EvaluatorProtocol",
+    "EvaluatorRegistry",
     "FieldAggregate",
     "FieldComparison",
     "FieldPolicies",
     "FieldStatus",
+    "HarnessError",
     "InterpretiveState",
     "InvalidConfidenceError",
     "InvalidPathError",
@@ -66,6 +97,7 @@ __all__ = [
     "MutatorOutputError",
     "PolicyError",
     "PythonMutator",
+    "RunReport",
     "SlotMetrics",
     "StateComparison",
     "StateError",
