@@ -43,7 +43,6 @@ def main() -> None:
     py = args.python
     stateval_cli = Path(py).parent / "stateval"
     rows: list[tuple[str, list[str], str]] = [
-        ("python -c pass (baseline)", [py, "-c", "pass"], py),
         ("import stateval", [py, "-c", "import stateval"], py),
         ("import stateval.phoenix", [py, "-c", "import stateval.phoenix"], py),
         ("stateval --help", [str(stateval_cli), "--help"], py),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]
 import pytest
 from phoenix.evals import evaluate_dataframe
 
@@ -171,7 +171,7 @@ def test_policies_loosen_the_match_per_field() -> None:
 
 def test_task_errors_and_unreadable_outputs_are_scores_not_exceptions() -> None:
     expected = {"post_state": InterpretiveState.from_flat(HOTEL).to_dict()}
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"output": {"post_state": None, "error": "TimeoutError: mutator"}, "expected": expected},
         {"output": "not json at all", "expected": expected},
         {"output": {"post_state": None, "error": None}, "expected": expected},
@@ -201,10 +201,11 @@ def test_states_are_read_in_every_accepted_shape() -> None:
     ]
     for shape in shapes:
         assert coerce_state(shape) == state
-    rows = [{"output": shape, "expected": state} for shape in shapes]
+    rows: list[dict[str, Any]] = [{"output": shape, "expected": state} for shape in shapes]
     results = run(rows, [state_accuracy()])
     assert [r["state_accuracy"]["score"] for r in results] == [1.0] * len(shapes)
-    for bad in (None, 3, [], {"answer": 1}, "[1, 2]"):
+    bad_shapes: list[Any] = [None, 3, [], {"answer": 1}, "[1, 2]"]
+    for bad in bad_shapes:
         with pytest.raises(StateError):
             coerce_state(bad, what="output")
     assert pre_state_of({"case_id": "x"}) == InterpretiveState()

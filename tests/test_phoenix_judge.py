@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]
+import pytest
 from phoenix.evals import LLM, async_evaluate_dataframe, evaluate_dataframe
 
+from stateval.errors import EvaluationConfigError
 from stateval.phoenix import (
     FieldJudge,
     JudgeCache,
@@ -146,6 +148,8 @@ def test_verdicts_are_cached_per_rubric_expected_and_actual() -> None:
 
 
 def test_a_judged_field_without_a_judge_is_a_judge_error() -> None:
+    with pytest.raises(EvaluationConfigError, match="no judge is given"):
+        field_evaluator("hotel.area", POLICIES)
     result = field_scores(POLICIES)(**row({"hotel.area": "centre"}, {"hotel.area": "center"}))
     assert [(r["name"], r["score"], r["label"]) for r in result] == [
         ("field:hotel.area", 0.0, "judge_error")

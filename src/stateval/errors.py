@@ -250,3 +250,17 @@ class FieldNotFoundError(StateError, KeyError):
 
     def __str__(self) -> str:
         return f"field {self.path!r} has no value"
+
+
+# -- mutation testing (seed 002) ------------------------------------------------------------------
+
+
+class MutationError(StatevalError):
+    """Mutation testing of a suite cannot run (e.g. the baseline is over the call budget)."""
+
+
+class PluginError(MutationError):
+    """An operator, probe or eval plugin is invalid, or its name is already registered."""
+
+
+__all__ += ["MutationError", "PluginError"]

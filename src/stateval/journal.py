@@ -10,7 +10,7 @@ Each line is one JSON record, written and ``fsync``'d before the call returns:
   accepted an upload (so a resumed run never sends it again);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
-A crash can leave a torn last line; reading skips it and the next append starts a new line.
+A crash can leave a torn last line; opening the journal drops it.
 
 Example:
     >>> import tempfile
@@ -139,7 +139,9 @@ class Journal:
         if not path.is_file():
             known = ", ".join(list_runs(root)[-5:]) or "none"
             raise JournalError(f"no run {run_id!r} under {_runs_dir(root)} (latest: {known})")
-        records = _read(path)
+        records, good = _read(path)
+        if good < path.stat().st_size:
+            _truncate(path, good)  # drop a torn last line left by a crash mid-write
         if not records or records[0].get("kind") != "header":
             raise JournalError(f"{path}: does not start with a run header")
         header_data = {k: v for k, v in records[0].items() if k != "kind"}
@@ -208,8 +210,6 @@ class Journal:
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
-                    if os.fstat(fd).st_size and not _ends_with_newline(self.path):
-                        os.write(fd, b"\n")
                     os.write(fd, data)
                     os.fsync(fd)
                 finally:
@@ -218,28 +218,32 @@ class Journal:
                 raise JournalError(f"cannot write {self.path}: {exc}") from exc
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
+def _truncate(path: Path, size: int) -> None:
     try:
-        lines = path.read_bytes().split(b"\n")
+        with path.open("r+b") as handle:
+            handle.truncate(size)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise JournalError(f"cannot repair {path}: {exc}") from exc
+
+
+def _read(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The records, and the byte length of the complete (newline-terminated) lines."""
+    try:
+        data = path.read_bytes()
     except OSError as exc:
         raise JournalError(f"cannot read {path}: {exc}") from exc
+    good = data.rfind(b"\n") + 1
     records: list[dict[str, Any]] = []
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(data[:good].split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
             record = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if number >= len(lines) - 1:
-                continue  # a torn last line from a crash mid-write
             raise JournalError(f"{path}:{number}: not a JSON record: {exc}") from exc
         if not isinstance(record, dict):
             raise JournalError(f"{path}:{number}: not a JSON object")
         records.append(record)
-    return records
+    return records, good

@@ -197,7 +197,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         model = SuiteModel.model_validate(data)
     except ValidationError as exc:
         raise SuiteProblemsError(_suite_problems(exc, data, text, label)) from exc
-    base = path.parent
+    base = path.resolve().parent
     problems: list[str] = []
     spec = model.cases
     if spec.file is not None:

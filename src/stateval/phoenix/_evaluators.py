@@ -22,10 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from phoenix.client.resources.experiments.types import ExperimentEvaluation
 from phoenix.evals import Evaluator, Score, create_evaluator
 
 from stateval.compare import FieldStatus, StateComparison, compare_states
-from stateval.errors import StateError
+from stateval.errors import EvaluationConfigError, StateError
 from stateval.metrics import compare_delta, slot_metrics
 from stateval.phoenix._coerce import coerce_state, pre_state_of, task_error
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
@@ -321,6 +322,9 @@ def field_evaluator(
     The label is the status; the explanation shows the expected and actual best candidates.
     See the module docstring for ``absent``, ``ignored``, ``judge_error`` and ``error``.
 
+    Raises:
+        EvaluationConfigError: The field's policy asks for an LLM judge and ``judge`` is None.
+
     Example:
         >>> from stateval.state import InterpretiveState
         >>> ev = field_evaluator("hotel.area")
@@ -331,6 +335,10 @@ def field_evaluator(
     """
     validate_path(path)
     resolved = read_policies(policies)
+    if judge is None and resolved.for_path(path).judge is not None:
+        raise EvaluationConfigError(
+            f"the policy of field {path!r} asks for judge='llm' but no judge is given"
+        )
 
     def evaluate(output: Any, expected: Any) -> Score:
         case = read_case(output, expected)
@@ -341,14 +349,14 @@ def field_evaluator(
     return code_evaluator(f"{FIELD_PREFIX}{path}", ("output", "expected"), evaluate)
 
 
-def _as_evaluation(name: str, score: Score) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name}
+def _as_evaluation(name: str, score: Score) -> ExperimentEvaluation:
+    out = ExperimentEvaluation(name=name)
     if score.score is not None:
         out["score"] = float(score.score)
-    for key in ("label", "explanation"):
-        value = getattr(score, key)
-        if value:
-            out[key] = value
+    if score.label:
+        out["label"] = score.label
+    if score.explanation:
+        out["explanation"] = score.explanation
     if score.metadata:
         out["metadata"] = score.metadata
     return out
@@ -356,7 +364,7 @@ def _as_evaluation(name: str, score: Score) -> dict[str, Any]:
 
 def field_scores(
     policies: Policies = None, *, judge: FieldJudge | None = None
-) -> Callable[..., list[dict[str, Any]]]:
+) -> Callable[..., list[ExperimentEvaluation]]:
     """A ``phoenix.client`` experiment evaluator giving one ``field:<path>`` evaluation per field.
 
     Phoenix's experiment runner logs only the first `Score` of a ``phoenix.evals`` evaluator, but
@@ -368,7 +376,7 @@ def field_scores(
     """
     resolved = read_policies(policies)
 
-    def field_scores(output: Any, expected: Any) -> list[dict[str, Any]]:
+    def field_scores(output: Any, expected: Any) -> list[ExperimentEvaluation]:
         case = read_case(output, expected)
         if isinstance(case, Score):
             try:

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phoenix.evals import LLM, Evaluator
 
-from stateval.errors import EvaluationConfigError
 from stateval.phoenix._checks import CheckSpec, check_evaluators
 from stateval.phoenix._evaluators import (
     Policies,
@@ -66,12 +65,6 @@ def evaluator_set(
     else:
         judge = FieldJudge(judge_llm, cache=judge_cache)
     paths = [validate_path(p) for p in dict.fromkeys(fields or ())]
-    if judge is None:
-        judged = [p for p in paths if resolved.for_path(p).judge is not None]
-        if judged:
-            raise EvaluationConfigError(
-                f"the policy of field {judged[0]!r} asks for judge='llm' but no judge_llm is given"
-            )
     out: list[Evaluator] = [
         state_accuracy(resolved, judge=judge),
         overall_match(resolved, judge=judge),

@@ -1,0 +1,179 @@
+"""The ``stateval`` command: exit codes, error lines, reports, resume, rescore, schema, --help."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stateval.cli import app
+from stateval.journal import Journal
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MUTATOR = """
+from pathlib import Path
+from stateval.state import InterpretiveState, ValueConfidence
+
+def track(state, input):
+    with open(Path(__file__).with_name("calls.log"), "a") as log:
+        log.write(input.message_id + "\\n")
+    if input.prompt == "stop" and Path(__file__).with_name("interrupt").exists():
+        raise KeyboardInterrupt
+    out = state.copy()
+    out.set_value("said", ValueConfidence(input.prompt.upper(), 1.0))
+    return out
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STATEVAL_HOME", raising=False)
+    name = "cli_mut_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(MUTATOR)
+    suite = {
+        "name": "shout",
+        "mutator": {"type": "python", "callable": f"{name}:track", "path": "."},
+        "cases": {
+            "inline": [
+                {"id": "a", "input": {"prompt": "hi"}, "expected_post_state": {"said": "HI"}},
+                {"id": "b", "input": {"prompt": "stop"}, "expected_post_state": {"said": "STOP"}},
+                {"id": "c", "input": {"prompt": "yo"}, "expected_post_state": {"said": "yo"}},
+            ]
+        },
+        "thresholds": {"overall_match_rate": 0.6},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    strict = {**suite, "thresholds": {"overall_match_rate": 1.0}}
+    (tmp_path / "strict.yaml").write_text(yaml.safe_dump(strict, sort_keys=False))
+    return tmp_path
+
+
+def _calls(project: Path) -> list[str]:
+    log = project / "calls.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def test_run_passes_prints_the_summary_and_writes_reports(project: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "run", "suite.yaml", "--no-phoenix", "--concurrency", "2",
+            "--report-json", "r.json", "--junit", "j.xml", "--markdown", "r.md",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "overall match rate" in result.stdout
+    assert "66.7%" in result.stdout
+    assert "PASSED" in result.stdout
+    report = json.loads((project / "r.json").read_text())
+    assert report["passed"] is True
+    assert report["n_cases"] == 3
+    assert "<testsuite" in (project / "j.xml").read_text()
+    assert "✅ passed" in (project / "r.md").read_text()
+    assert len(Journal.open(project / ".stateval").results) == 3
+
+
+def test_below_threshold_exits_1(project: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "strict.yaml", "--no-phoenix"])
+    assert result.exit_code == 1
+    assert "threshold overall_match_rate 0.667 >= 1.000 FAILED" in result.stdout
+
+
+def test_invalid_suite_exits_2_with_one_line_per_problem(project: Path) -> None:
+    (project / "bad.yaml").write_text("mutator: {type: python}\ncases: {file: nope.jsonl}\nx: 1\n")
+    result = CliRunner().invoke(app, ["run", "bad.yaml", "--no-phoenix"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: bad.yaml:1: mutator.callable: required",
+        "error: bad.yaml:3: x: unknown key",
+    ]
+    assert result.stdout == ""
+    debug = CliRunner().invoke(app, ["run", "bad.yaml", "--no-phoenix", "--debug"])
+    assert debug.exit_code == 2
+    assert "Traceback" in debug.stderr
+
+
+def test_conflicting_phoenix_flags_are_a_usage_error(project: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["run", "suite.yaml", "--no-phoenix", "--phoenix-url", "http://x"]
+    )
+    assert result.exit_code == 2
+
+
+def test_interrupted_run_is_resumed_without_repeating_cases(project: Path) -> None:
+    (project / "interrupt").touch()
+    first = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--concurrency", "1"])
+    assert first.exit_code == 130
+    assert "--resume" in first.stderr
+    assert _calls(project) == ["a", "b"]
+    (project / "interrupt").unlink()
+    resumed = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert "Resuming run" in resumed.stderr
+    assert _calls(project) == ["a", "b", "b", "c"]  # only the missing cases ran
+    journal = Journal.open(project / ".stateval")
+    assert journal.complete
+    assert sorted(journal.results) == ["a", "b", "c"]
+
+
+def test_resume_without_a_run_is_an_input_error(project: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--resume"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: no run of suite.yaml")
+
+
+def test_rescore_uses_another_suite_without_running_the_mutator(project: Path) -> None:
+    assert CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code == 0
+    calls = _calls(project)
+    result = CliRunner().invoke(app, ["rescore", "latest", "--suite", "strict.yaml"])
+    assert result.exit_code == 1
+    assert "FAILED" in result.stdout
+    assert _calls(project) == calls
+    again = CliRunner().invoke(app, ["rescore", "latest", "--report-json", "re.json"])
+    assert again.exit_code == 0
+    assert json.loads((project / "re.json").read_text())["passed"] is True
+    missing = CliRunner().invoke(app, ["rescore", "nope"])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("error: no run 'nope'")
+
+
+def test_schema_command_prints_the_published_schema(project: Path) -> None:
+    result = CliRunner().invoke(app, ["schema"])
+    assert result.exit_code == 0
+    published = json.loads((ROOT / "docs" / "suite-schema.json").read_text())
+    assert json.loads(result.stdout) == published
+
+
+def test_validate_reports_cases_and_mutator(project: Path) -> None:
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 0
+    assert "ok (3 cases, mutator python:" in result.stdout
+
+
+def test_phoenix_status_without_a_server(project: Path) -> None:
+    result = CliRunner().invoke(app, ["phoenix", "status"])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("not running")
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys\n"
+        "from stateval.cli import main\n"
+        "sys.argv = ['stateval', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'opentelemetry', 'phoenix', 'pandas', 'openinference', 'httpx'})\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "run" in out.stdout
+    assert "HEAVY []" in out.stdout

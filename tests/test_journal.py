@@ -1,0 +1,85 @@
+"""The run journal: durable appends, reading back, torn lines, acknowledgements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stateval.errors import JournalError
+from stateval.journal import Journal, RunHeader, list_runs
+
+
+def _header(**kwargs: object) -> RunHeader:
+    data: dict[str, object] = {
+        "suite_path": "/s.yaml",
+        "suite_name": "s",
+        "suite_hash": "h",
+        "cases_hash": "c",
+        "case_ids": ["a", "b", "c"],
+    }
+    data.update(kwargs)
+    return RunHeader.model_validate(data)
+
+
+def test_results_and_acks_survive_reopening(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header())
+    journal.append_result("a", {"post_state": None, "error": "boom", "time_used": 0.1})
+    journal.append_ack("dataset", dataset_id="D", example_ids={"a": "E1"})
+    journal.append_ack("run", "a", run_id="R1")
+    again = Journal.open(tmp_path, journal.run_id)
+    assert again.header == journal.header
+    assert again.results["a"]["error"] == "boom"
+    assert again.ack("dataset") is not None
+    assert again.ack("dataset")["example_ids"] == {"a": "E1"}  # type: ignore[index]
+    assert again.ack("run", "a")["run_id"] == "R1"  # type: ignore[index]
+    assert again.acked("run") == {"a": again.ack("run", "a")}
+    assert again.missing == ["b", "c"]
+    assert not again.complete
+
+
+def test_latest_is_the_newest_run(tmp_path: Path) -> None:
+    first = Journal.create(tmp_path, _header(run_id="20250101-000000-aaaaaa"))
+    second = Journal.create(tmp_path, _header(run_id="20250102-000000-bbbbbb"))
+    assert list_runs(tmp_path) == [first.run_id, second.run_id]
+    assert Journal.open(tmp_path, "latest").run_id == second.run_id
+
+
+def test_end_marks_the_run_complete(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header(case_ids=["a"]))
+    journal.append_result("a", {"post_state": None, "error": None, "time_used": 0})
+    journal.append_end()
+    reopened = Journal.open(tmp_path)
+    assert reopened.complete
+    assert reopened.missing == []
+
+
+def test_a_torn_last_line_is_skipped_and_the_next_append_starts_a_new_line(
+    tmp_path: Path,
+) -> None:
+    journal = Journal.create(tmp_path, _header())
+    journal.append_result("a", {"post_state": None, "time_used": 0})
+    with journal.path.open("a") as handle:
+        handle.write('{"kind": "result", "case_id": "b", "post_st')  # crash mid-write
+    reopened = Journal.open(tmp_path)
+    assert list(reopened.results) == ["a"]
+    reopened.append_result("c", {"post_state": None, "time_used": 0})
+    final = Journal.open(tmp_path)
+    assert sorted(final.results) == ["a", "c"]
+
+
+def test_a_corrupt_middle_line_is_an_error(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header())
+    with journal.path.open("a") as handle:
+        handle.write("garbage\n")
+    journal.append_result("a", {"post_state": None, "time_used": 0})
+    with pytest.raises(JournalError, match=r"journal\.jsonl:2: not a JSON record"):
+        Journal.open(tmp_path)
+
+
+def test_unknown_run_names_the_known_ones(tmp_path: Path) -> None:
+    Journal.create(tmp_path, _header(run_id="20250101-000000-aaaaaa"))
+    with pytest.raises(JournalError, match="20250101-000000-aaaaaa"):
+        Journal.open(tmp_path, "nope")
+    with pytest.raises(JournalError, match="no runs under"):
+        Journal.open(tmp_path / "empty")

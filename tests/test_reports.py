@@ -1,0 +1,119 @@
+"""Reports: JSON, JUnit XML (failures name the fields), Markdown, terminal summary."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from rich.console import Console
+
+from stateval.mutators import PythonMutator, StructuredInput
+from stateval.reports import (
+    markdown_report,
+    print_summary,
+    write_json_report,
+    write_junit_report,
+    write_markdown_report,
+)
+from stateval.run import RunSummary, run_suite, start_journal
+from stateval.state import InterpretiveState
+from stateval.suite import load_suite
+
+
+def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    if input.prompt == "explode":
+        raise RuntimeError("model timed out")
+    return InterpretiveState.from_flat({"user.name": input.prompt, "user.city": "Paris"})
+
+
+@pytest.fixture
+def summary(tmp_path: Path) -> RunSummary:
+    data = {
+        "name": "forms",
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {
+            "inline": [
+                {"id": "ok", "input": {"prompt": "Ada"}, "expected_post_state": {"user.name": "Ada", "user.city": "Paris"}},
+                {"id": "bad", "input": {"prompt": "Bob"}, "expected_post_state": {"user.name": "Rob", "user.age": 3}},
+                {"id": "err", "input": {"prompt": "explode"}, "expected_post_state": {"user.name": "X"}},
+            ]
+        },
+        "slots": ["user.name", "user.city", "user.age"],
+        "thresholds": {"accuracy": 0.9},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(data))
+    suite = dataclasses.replace(load_suite(path, load_mutator=False), mutator=PythonMutator(_tracker))
+    journal = start_journal(tmp_path / ".stateval", suite)
+    return asyncio.run(run_suite(suite, journal, concurrency=2)).summary
+
+
+def test_junit_has_one_testcase_per_case_with_failures_naming_fields(
+    summary: RunSummary, tmp_path: Path
+) -> None:
+    out = tmp_path / "junit.xml"
+    write_junit_report(summary, out)
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert list(cases) == ["ok", "bad", "err"]
+    assert len(cases["ok"]) == 0
+    failure = cases["bad"].find("failure")
+    assert failure is not None
+    message = failure.get("message") or ""
+    assert "user.name (mismatched)" in message
+    assert "user.age (missing)" in message
+    assert "user.city (extra)" in message
+    assert "expected 'Rob'" in (failure.text or "")
+    error = cases["err"].find("error")
+    assert error is not None
+    assert error.get("type") == "RuntimeError"
+    assert error.get("message") == "model timed out"
+
+
+def test_json_report_holds_metrics_fields_and_cases(summary: RunSummary, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    write_json_report(summary, out)
+    data = json.loads(out.read_text())
+    assert data["suite"] == "forms"
+    assert data["passed"] is False
+    assert data["n_errors"] == 1
+    assert data["accuracy"] == pytest.approx(2 / 5)
+    assert data["joint_goal_accuracy"] == pytest.approx(1 / 3)
+    assert [t["name"] for t in data["thresholds"]] == ["accuracy"]
+    assert data["fields"][0]["accuracy"] <= data["fields"][-1]["accuracy"]
+    bad = next(c for c in data["cases"] if c["case_id"] == "bad")
+    names = {e["name"]: e for e in bad["evaluations"]}
+    assert names["field:user.age"]["label"] == "missing"
+
+
+def test_markdown_report_shows_verdict_metrics_and_failing_cases(
+    summary: RunSummary, tmp_path: Path
+) -> None:
+    text = markdown_report(summary)
+    assert text.startswith("### stateval: `forms` ❌ failed")
+    assert "| joint goal accuracy | 33.3% |" in text
+    assert "- ❌ `accuracy 0.400 >= 0.900 FAILED`" in text
+    assert "- `bad`: `user.age` missing, `user.name` mismatched, `user.city` extra" in text
+    assert "- `err`: mutator error (RuntimeError): model timed out" in text
+    out = tmp_path / "r.md"
+    write_markdown_report(summary, out)
+    assert out.read_text() == text
+
+
+def test_terminal_summary_shows_headline_fields_and_verdict(summary: RunSummary) -> None:
+    console = Console(record=True, width=120)
+    print_summary(summary, console)
+    text = console.export_text()
+    assert "overall match rate" in text
+    assert "joint goal accuracy" in text
+    assert "slot accuracy" in text
+    assert "user.age" in text
+    assert "threshold accuracy 0.400 >= 0.900 FAILED" in text
+    assert text.rstrip().endswith("FAILED")

@@ -1,0 +1,219 @@
+"""The local runner: scoring, bounded concurrency, journaling, resume, rescore, thresholds."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stateval.journal import Journal
+from stateval.mutators import PythonMutator, StructuredInput
+from stateval.run import (
+    find_resumable,
+    rescore,
+    run_suite,
+    start_journal,
+)
+from stateval.state import InterpretiveState, ValueConfidence
+from stateval.suite import Suite, load_suite
+
+MutatorFn = Callable[[InterpretiveState, StructuredInput], Any]
+
+CASES = [
+    {"id": "right", "input": {"prompt": "area north"}, "expected_post_state": {"hotel.area": "north"}},
+    {
+        "id": "wrong",
+        "pre_state": {"hotel.stars": "4"},
+        "input": {"prompt": "area south"},
+        "expected_post_state": {"hotel.area": "south", "hotel.stars": "4"},
+    },
+    {"id": "boom", "input": {"prompt": "explode"}, "expected_post_state": {"hotel.area": "east"}},
+]
+
+
+def _suite(tmp_path: Path, fn: MutatorFn | None, cases: list[dict[str, Any]] = CASES, **extra: Any) -> Suite:
+    data: dict[str, Any] = {
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {"inline": cases},
+        **extra,
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(data))
+    suite = load_suite(path, load_mutator=False)
+    return dataclasses.replace(suite, mutator=None if fn is None else PythonMutator(fn))
+
+
+def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    if input.prompt == "explode":
+        raise ValueError("cannot parse")
+    out = state.copy()
+    area = input.prompt.split()[-1]
+    out.set_value("hotel.area", ValueConfidence("North" if area == "south" else area, 1.0))
+    if area == "south":
+        out.set_value("hotel.parking", ValueConfidence("yes", 1.0))
+    return out
+
+
+def _run(suite: Suite, root: Path, concurrency: int = 4, limit: int | None = None) -> Any:
+    journal = start_journal(root, suite, limit=limit)
+    return asyncio.run(run_suite(suite, journal, concurrency=concurrency))
+
+
+def test_a_run_scores_every_field_and_a_failing_mutator_is_data(tmp_path: Path) -> None:
+    outcome = _run(_suite(tmp_path, _tracker), tmp_path / ".stateval")
+    summary = outcome.summary
+    assert summary.n_cases == 3
+    assert summary.n_errors == 1
+    assert summary.overall_match_rate == pytest.approx(1 / 3)
+    # expected fields: right(1 ok) + wrong(area wrong, stars ok) + boom(area missing) = 2/4
+    assert summary.accuracy == pytest.approx(2 / 4)
+    right, wrong, boom = summary.cases
+    assert [c.case_id for c in summary.cases] == ["right", "wrong", "boom"]
+    assert right.overall_match
+    area = wrong.evaluation("field:hotel.area")
+    assert area is not None
+    assert (area.score, area.label) == (0.0, "mismatched")
+    assert "expected 'south'" in area.explanation
+    assert "got 'North'" in area.explanation
+    parking = wrong.evaluation("field:hotel.parking")
+    assert parking is not None
+    assert parking.label == "extra"
+    assert wrong.evaluation("preserved_fields_accuracy") is not None
+    assert wrong.evaluation("preserved_fields_accuracy").score == 1.0  # type: ignore[union-attr]
+    assert wrong.evaluation("changed_fields_accuracy").score == 0.0  # type: ignore[union-attr]
+    assert not boom.ok
+    state = boom.evaluation("state_accuracy")
+    assert state is not None
+    assert state.label == "error"
+    assert "ValueError" in state.explanation
+    assert boom.evaluation("field:hotel.area").label == "missing"  # type: ignore[union-attr]
+    rows = {r.path: r for r in summary.fields}
+    # worst first: parking is always extra, area right 1 time in 3, stars always right
+    assert [r.path for r in summary.fields] == ["hotel.parking", "hotel.area", "hotel.stars"]
+    assert (rows["hotel.area"].n, rows["hotel.area"].errors) == (3, 2)
+    assert rows["hotel.parking"].extra == 1
+
+
+def test_concurrency_is_bounded(tmp_path: Path) -> None:
+    running = 0
+    peak = 0
+
+    async def slow(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return state.copy()
+
+    cases = [{"id": str(i), "input": {"prompt": "p"}, "expected_post_state": {}} for i in range(12)]
+    outcome = _run(_suite(tmp_path, slow, cases), tmp_path / ".stateval", concurrency=3)
+    assert outcome.summary.n_cases == 12
+    assert peak == 3
+
+
+def test_each_result_is_journaled_and_resume_runs_only_the_missing_cases(tmp_path: Path) -> None:
+    root = tmp_path / ".stateval"
+    calls: list[str] = []
+
+    def interrupted(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        if input.prompt == "explode":
+            raise KeyboardInterrupt
+        calls.append(input.message_id)
+        return _tracker(state, input)
+
+    suite = _suite(tmp_path, interrupted)
+    journal = start_journal(root, suite)
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_suite(suite, journal, concurrency=1))
+    on_disk = Journal.open(root, journal.run_id)
+    assert sorted(on_disk.results) == ["right", "wrong"]
+    assert on_disk.missing == ["boom"]
+    assert not on_disk.complete
+
+    calls.clear()
+    resumed = dataclasses.replace(suite, mutator=PythonMutator(lambda s, i: (calls.append(i.message_id), s.copy())[1]))
+    again = find_resumable(root, resumed)
+    assert again.run_id == journal.run_id
+    outcome = asyncio.run(run_suite(resumed, again, concurrency=4))
+    assert calls == ["boom"]
+    assert outcome.summary.n_cases == 3
+    assert outcome.summary.complete
+    assert Journal.open(root, journal.run_id).complete
+
+
+def test_rescore_applies_new_policies_without_calling_the_mutator(tmp_path: Path) -> None:
+    root = tmp_path / ".stateval"
+    cases = [{"id": "c", "input": {"prompt": "p"}, "expected_post_state": {"city": "Cambridge "}}]
+    calls = []
+
+    def upper(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        calls.append(1)
+        return InterpretiveState.from_flat({"city": "cambridge"})
+
+    suite = _suite(tmp_path, upper, cases, thresholds={"accuracy": 1.0})
+    first = _run(suite, root)
+    assert not first.summary.passed
+    loose = _suite(
+        tmp_path,
+        None,
+        cases,
+        thresholds={"accuracy": 1.0},
+        policies={"city": {"normalize": ["case", "whitespace"]}},
+    )
+    summary = rescore(loose, Journal.open(root, "latest"))
+    assert calls == [1]
+    assert summary.passed
+    assert summary.cases[0].evaluation("field:city").label == "matching"  # type: ignore[union-attr]
+
+
+def test_thresholds_decide_whether_the_run_passes(tmp_path: Path) -> None:
+    thresholds = {
+        "overall_match_rate": 0.3,
+        "max_error_rate": 0.5,
+        "fields": {"hotel.*": 0.9, "hotel.stars": 0.5},
+    }
+    summary = _run(_suite(tmp_path, _tracker, thresholds=thresholds), tmp_path / "r").summary
+    results = {t.name: t for t in summary.thresholds}
+    assert results["overall_match_rate"].passed
+    assert results["error_rate"].passed
+    assert results["error_rate"].value == pytest.approx(1 / 3)
+    assert not results["fields[hotel.*]"].passed  # hotel.area is right 1 time in 3
+    assert results["fields[hotel.stars]"].passed
+    assert not summary.passed
+    rows = {r.path: r for r in summary.fields}
+    assert rows["hotel.stars"].minimum == 0.5  # the exact key wins over the glob
+    assert not rows["hotel.area"].passed
+    assert rows["hotel.parking"].passed  # never expected: its minimum does not apply
+
+
+def test_limit_plans_only_the_first_cases(tmp_path: Path) -> None:
+    outcome = _run(_suite(tmp_path, _tracker), tmp_path / "r", limit=2)
+    assert [c.case_id for c in outcome.summary.cases] == ["right", "wrong"]
+    assert outcome.summary.n_planned == 2
+
+
+def test_checks_and_slot_schema_become_evaluations_and_metrics(tmp_path: Path) -> None:
+    suite = _suite(
+        tmp_path,
+        _tracker,
+        checks={"hotel.area": [{"type": "regex", "pattern": "^[a-z]+$"}]},
+        slots=["hotel.area", "hotel.stars", "hotel.parking"],
+    )
+    summary = _run(suite, tmp_path / "r").summary
+    right, wrong, boom = summary.cases
+    assert right.evaluation("check:hotel.area").score == 1.0  # type: ignore[union-attr]
+    failed = wrong.evaluation("check:hotel.area")
+    assert failed is not None
+    assert failed.score == 0.0
+    assert wrong.failed_checks == (failed,)
+    assert boom.evaluation("check:hotel.area").label == "error"  # type: ignore[union-attr]
+    # slots per case: right 3/3, wrong 1/3 (area wrong, parking extra), boom 2/3 (area missing)
+    assert summary.slot_accuracy == pytest.approx(6 / 9)
+    assert summary.joint_goal_accuracy == pytest.approx(1 / 3)
+    assert wrong.evaluation("slot_accuracy").score == pytest.approx(1 / 3)  # type: ignore[union-attr]

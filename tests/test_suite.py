@@ -1,0 +1,322 @@
+"""Suite files: loading, case formats, and one problem line per mistake."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from stateval.errors import SuiteProblemsError
+from stateval.state import InterpretiveState, ValueConfidence
+from stateval.suite import load_suite, suite_json_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+MULTIWOZ = ROOT / "examples" / "multiwoz" / "suite.yaml"
+
+MUTATOR_SOURCE = """
+from stateval.state import InterpretiveState, ValueConfidence
+
+def copy_prompt(state, input):
+    out = state.copy()
+    out.set_value("said", ValueConfidence(input.prompt, 1.0))
+    return out
+
+def make(prefix):
+    def mutate(state, input):
+        out = state.copy()
+        out.set_value("said", ValueConfidence(prefix + input.prompt, 1.0))
+        return out
+    return mutate
+"""
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # problem lines name files relative to the working directory
+
+
+def _module(tmp_path: Path) -> str:
+    name = "mut_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(MUTATOR_SOURCE)
+    return name
+
+
+def _write(tmp_path: Path, text: str, name: str = "suite.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _problems(path: Path, **kwargs: bool) -> list[str]:
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(path, **kwargs)
+    assert str(info.value) == "\n".join(info.value.problems)
+    return info.value.problems
+
+
+def test_inline_cases_become_states_inputs_and_a_mutator(tmp_path: Path) -> None:
+    module = _module(tmp_path)
+    path = _write(
+        tmp_path,
+        f"""
+mutator: {{type: python, callable: "{module}:copy_prompt", path: .}}
+cases:
+  inline:
+    - id: c1
+      pre_state: {{user.name: Ada}}
+      input: {{prompt: hello, metadata: {{turn: 1}}}}
+      expected_post_state: {{user.name: Ada, said: hello}}
+      metadata: {{tag: x}}
+""",
+    )
+    suite = load_suite(path)
+    (case,) = suite.cases
+    assert case.pre_state == InterpretiveState.from_flat({"user.name": "Ada"})
+    assert case.expected_post_state.to_flat() == {"user.name": "Ada", "said": "hello"}
+    assert case.input.message_id == "c1"  # defaults to the case id
+    assert dict(case.input.metadata) == {"turn": 1}
+    assert dict(case.metadata) == {"tag": "x"}
+    assert suite.name == "suite"
+    assert suite.phoenix.dataset == "suite"
+    assert suite.mutator is not None
+    assert suite.mutator_description.endswith(f"{module}:copy_prompt")
+
+
+def test_python_mutator_factory_is_called_with_args(tmp_path: Path) -> None:
+    module = _module(tmp_path)
+    path = _write(
+        tmp_path,
+        f"""
+mutator: {{type: python, callable: "{module}:make", args: {{prefix: ">"}}}}
+cases: {{inline: [{{id: a, input: {{prompt: x}}, expected_post_state: {{}}}}]}}
+""",
+    )
+    suite = load_suite(path)
+    assert suite.mutator is not None
+    import asyncio
+
+    case = suite.cases[0]
+    out = asyncio.run(suite.mutator.mutate(case.pre_state, case.input))
+    assert out.to_flat() == {"said": ">x"}
+
+
+def test_nested_and_candidate_states(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """
+mutator: {type: python, callable: "builtins:print"}
+cases:
+  format: nested
+  confidence: 0.9
+  inline:
+    - id: nested
+      input: {prompt: p}
+      expected_post_state: {registrant: {name: Ada, email: a@b.org}}
+    - id: candidates
+      input: {prompt: p}
+      expected_post_state:
+        fields:
+          registrant.name: [{value: Ada, confidence: 0.5}, {value: Ada L., confidence: 0.7}]
+""",
+    )
+    suite = load_suite(path, load_mutator=False)
+    nested, candidates = suite.cases
+    assert nested.expected_post_state.best("registrant.email") == ValueConfidence("a@b.org", 0.9)
+    assert candidates.expected_post_state.best("registrant.name") == ValueConfidence("Ada L.", 0.7)
+    assert len(candidates.expected_post_state.candidates("registrant.name")) == 2
+
+
+def test_jsonl_json_and_csv_case_files_load_the_same_cases(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": "a",
+            "pre_state": {"x": 1},
+            "input": {"prompt": "p1", "message_id": "m1", "metadata": {"k": "v"}},
+            "expected_post_state": {"x": 2},
+            "metadata": {"split": "test"},
+        },
+        {"id": "b", "input": {"prompt": "p2"}, "expected_post_state": {"y": "z"}},
+    ]
+    (tmp_path / "cases.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    (tmp_path / "cases.json").write_text(json.dumps({"cases": rows}, indent=2))
+    (tmp_path / "cases.csv").write_text(
+        "id,pre_state,prompt,message_id,input_metadata,expected_post_state,metadata\n"
+        'a,"{""x"": 1}",p1,m1,"{""k"": ""v""}","{""x"": 2}","{""split"": ""test""}"\n'
+        'b,,p2,,,"{""y"": ""z""}",\n'
+    )
+    loaded = []
+    for name in ("cases.jsonl", "cases.json", "cases.csv"):
+        suite_path = _write(
+            tmp_path,
+            f'mutator: {{type: python, callable: "builtins:print"}}\ncases: {{file: {name}}}\n',
+            f"suite_{name}.yaml",
+        )
+        suite = load_suite(suite_path, load_mutator=False)
+        loaded.append([c.to_example() for c in suite.cases])
+        assert suite.cases[1].input.message_id == "b"
+    assert loaded[0] == loaded[1] == loaded[2]
+    assert loaded[0][0]["input"]["input"] == {
+        "prompt": "p1",
+        "message_id": "m1",
+        "metadata": {"k": "v"},
+    }
+
+
+def test_every_suite_problem_is_reported_with_line_and_field(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """mutator: {type: python, callable: "no-colon"}
+cases:
+  inline:
+    - id: a
+      input: {prompt: 3, extra: 1}
+      expected_post_state: {}
+    - id: b
+      input: {prompt: hi}
+thresholds: {accuracy: 2}
+bogus: 1
+""",
+    )
+    problems = _problems(path)
+    assert len(problems) == 6
+    assert problems[0] == "suite.yaml:1: mutator.callable: expected 'module:attribute'"
+    assert "suite.yaml:5: case 'a': input.prompt: " in problems[1]
+    assert problems[2] == "suite.yaml:5: case 'a': input.extra: unknown key"
+    assert problems[3] == "suite.yaml:7: case 'b': expected_post_state: required"
+    assert problems[4].startswith("suite.yaml:9: thresholds.accuracy: ")
+    assert problems[5] == "suite.yaml:10: bogus: unknown key"
+
+
+def test_every_case_file_problem_names_line_case_and_field(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"id": "ok", "input": {"prompt": "p"}, "expected_post_state": {"a": 1}}),
+        "{not json",
+        json.dumps({"id": "no-input", "expected_post_state": {}}),
+        json.dumps({"id": "bad-path", "input": {"prompt": "p"}, "expected_post_state": {"a..b": 1}}),
+        json.dumps({"id": "ok", "input": {"prompt": "p"}, "expected_post_state": {}}),
+        json.dumps({"id": "conf", "input": {"prompt": "p"}, "expected_post_state": {"fields": {"a": [{"value": 1, "confidence": 3}]}}}),
+    ]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n')
+    problems = _problems(path, load_mutator=False)
+    assert problems[0] == "cases.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes"
+    assert problems[1] == "cases.jsonl:3: case 'no-input': input: required"
+    assert problems[2].startswith("cases.jsonl:4: case 'bad-path': expected_post_state.a..b: invalid path")
+    assert problems[3] == "cases.jsonl:5: case 'ok': id: duplicate case id (first at line 1)"
+    assert problems[4].startswith("cases.jsonl:6: case 'conf': expected_post_state.a: invalid confidence")
+    assert len(problems) == 5
+
+
+def test_json_case_file_problems_point_at_the_line_of_the_field(tmp_path: Path) -> None:
+    cases = [
+        {"id": "a", "input": {"prompt": "p"}, "expected_post_state": {}},
+        {"id": "b", "input": {"prompt": "p", "message_id": 7}, "expected_post_state": {}},
+    ]
+    (tmp_path / "cases.json").write_text(json.dumps(cases, indent=2))
+    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.json}\n')
+    (problem,) = _problems(path, load_mutator=False)
+    text = (tmp_path / "cases.json").read_text().splitlines()
+    line = int(problem.split(":")[1])
+    assert '"message_id": 7' in text[line - 1]
+    assert "case 'b': input.message_id: " in problem
+
+
+def test_csv_cell_that_is_not_json_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "cases.csv").write_text('id,prompt,expected_post_state\na,p,"{oops"\n')
+    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.csv}\n')
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem.startswith("cases.csv:2: case 'a': expected_post_state: invalid JSON")
+
+
+def test_missing_case_file_and_mutator_module_are_both_reported(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "no_such_module_xyz:fn"}\ncases: {file: gone.jsonl}\n',
+    )
+    problems = _problems(path)
+    assert problems[0].startswith("gone.jsonl: cannot read")
+    assert problems[1].startswith("suite.yaml:1: mutator.callable: cannot load 'no_such_module_xyz:fn'")
+
+
+def test_llm_mutator_without_its_api_key_is_a_clear_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATEVAL_TEST_NO_KEY", raising=False)
+    path = _write(
+        tmp_path,
+        """
+mutator: {type: llm, model: m, base_url: "http://127.0.0.1:9/v1", api_key_env: STATEVAL_TEST_NO_KEY}
+cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}
+""",
+    )
+    (problem,) = _problems(path)
+    assert "mutator.api_key_env: llm mutator needs the environment variable STATEVAL_TEST_NO_KEY" in problem
+    monkeypatch.setenv("STATEVAL_TEST_NO_KEY", "k")
+    suite = load_suite(path)
+    assert "LLMMutator" in suite.mutator_description
+
+
+def test_slot_schema_from_list_file_and_reference(tmp_path: Path) -> None:
+    module = _module(tmp_path)
+    (tmp_path / f"{module}.py").write_text('SLOTS = ["a.x", "a.y"]\n')
+    (tmp_path / "slots.txt").write_text("# slots\na.x\na.y\n")
+    base = 'mutator: {type: python, callable: "builtins:print"}\ncases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n'
+    for spec in ('["a.x", "a.y"]', "{file: slots.txt}", f'{{ref: "{module}:SLOTS"}}'):
+        suite = load_suite(_write(tmp_path, base + f"slots: {spec}\n"), load_mutator=False)
+        assert suite.slots == ("a.x", "a.y")
+
+
+def test_slot_thresholds_need_a_schema_and_bad_checks_are_reported(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """mutator: {type: python, callable: "builtins:print"}
+cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}
+checks:
+  user.email: [{type: regex, pattern: "("}]
+thresholds:
+  joint_goal_accuracy: 0.5
+""",
+    )
+    problems = _problems(path, load_mutator=False)
+    assert problems[0].startswith("suite.yaml:4: checks.user.email: criterion 0")
+    assert problems[1] == "suite.yaml:6: thresholds.joint_goal_accuracy: needs a slot schema ('slots')"
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "mutator: {type: python\ncases: [\n")
+    (problem,) = _problems(path)
+    assert re.match(r"suite\.yaml:\d+: invalid YAML: ", problem)
+
+
+def test_published_schema_is_current_and_accepts_the_example_suite() -> None:
+    published = json.loads((ROOT / "docs" / "suite-schema.json").read_text())
+    assert published == suite_json_schema()
+    example = yaml.safe_load(MULTIWOZ.read_text())
+    jsonschema.validate(example, published)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**example, "unknown": 1}, published)
+
+
+def test_multiwoz_example_suite_loads() -> None:
+    suite = load_suite(MULTIWOZ)
+    assert len(suite.cases) == 213
+    assert suite.slots is not None
+    assert len(suite.slots) == 30
+    assert suite.mutator is not None
+
+
+def test_cases_hash_changes_with_a_case_but_not_with_policies(tmp_path: Path) -> None:
+    base = 'mutator: {type: python, callable: "builtins:print"}\n'
+    case = "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {v: %s}}]}\n"
+    one = load_suite(_write(tmp_path, base + case % 1, "one.yaml"), load_mutator=False)
+    strict = load_suite(
+        _write(tmp_path, base + case % 1 + 'policies: {"*": {confidence: ignore}}\n', "p.yaml"),
+        load_mutator=False,
+    )
+    two = load_suite(_write(tmp_path, base + case % 2, "two.yaml"), load_mutator=False)
+    assert one.cases_hash == strict.cases_hash != two.cases_hash
+    assert one.suite_hash != strict.suite_hash
