@@ -51,3 +51,11 @@ async def test_a_function_answers_every_prompt() -> None:
 def test_script_items_must_be_text_or_exceptions() -> None:
     with pytest.raises(StatevalError, match="must be str or Exception, got int"):
         ScriptedClient(["[]", 3])  # type: ignore[list-item]
+
+
+def test_scripted_judge_llm_is_reachable_from_stateval_testing() -> None:
+    import stateval.testing
+    from stateval.phoenix import ScriptedJudgeLLM
+
+    assert stateval.testing.ScriptedJudgeLLM is ScriptedJudgeLLM
+    assert "ScriptedJudgeLLM" in stateval.testing.__all__

@@ -1,4 +1,7 @@
-"""Fakes for users' own unit tests: a scripted LLM client.
+"""Fakes for users' own unit tests: a scripted LLM client, and a scripted judge LLM.
+
+`ScriptedJudgeLLM` (a real ``phoenix.evals.LLM`` replaying judge replies) is loaded on first use,
+so importing this module does not import Phoenix.
 
 Example:
     >>> import asyncio
@@ -15,12 +18,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from stateval.errors import ScriptExhaustedError, StatevalError
 from stateval.mutators import BaseLLMClient
 
-__all__ = ["Responder", "ScriptedClient"]
+if TYPE_CHECKING:
+    from stateval.phoenix import ScriptedJudgeLLM
+
+__all__ = ["Responder", "ScriptedClient", "ScriptedJudgeLLM"]
 
 Responder: TypeAlias = Callable[[str], "str | Awaitable[str]"]
 """A function from the prompt to the reply (sync or async)."""
@@ -83,3 +89,11 @@ class ScriptedClient(BaseLLMClient):
         if isinstance(item, Exception):
             raise item
         return item
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedJudgeLLM":
+        from stateval.phoenix import ScriptedJudgeLLM
+
+        return ScriptedJudgeLLM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

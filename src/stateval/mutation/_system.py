@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from string import Template
 from types import MappingProxyType
@@ -19,7 +19,6 @@ from typing import Any, TypeAlias
 
 from stateval.errors import MutationError
 from stateval.mutators import (
-    PROMPT_PLACEHOLDERS,
     LLMMutator,
     Mutator,
     MutatorLike,
@@ -220,7 +219,7 @@ class System:
         )
 
 
-def as_system(target: System | Mutator | str | Sequence[Any]) -> System:
+def as_system(target: System | MutatorLike | str) -> System:
     """Normalise an operator's target: a `System` as is, a prompt string or a mutator wrapped.
 
     Raises:
@@ -231,7 +230,7 @@ def as_system(target: System | Mutator | str | Sequence[Any]) -> System:
     if isinstance(target, str):
         return System(prompt=target)
     try:
-        mutator = as_mutator(target)  # type: ignore[arg-type]
+        mutator = as_mutator(target)
     except Exception as exc:
         raise MutationError(
             f"an operator target is a System, a mutator or a prompt string, "
@@ -239,5 +238,3 @@ def as_system(target: System | Mutator | str | Sequence[Any]) -> System:
         ) from exc
     return System(mutator=mutator, prompt=_prompt_of(mutator))
 
-
-PLACEHOLDER_NAMES = PROMPT_PLACEHOLDERS
