@@ -65,8 +65,17 @@ def test_run_passes_prints_the_summary_and_writes_reports(project: Path) -> None
     result = CliRunner().invoke(
         app,
         [
-            "run", "suite.yaml", "--no-phoenix", "--concurrency", "2",
-            "--report-json", "r.json", "--junit", "j.xml", "--markdown", "r.md",
+            "run",
+            "suite.yaml",
+            "--no-phoenix",
+            "--concurrency",
+            "2",
+            "--report-json",
+            "r.json",
+            "--junit",
+            "j.xml",
+            "--markdown",
+            "r.md",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -108,10 +117,16 @@ def test_conflicting_phoenix_flags_are_a_usage_error(project: Path) -> None:
     assert result.exit_code == 2
 
 
+def _stateval(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).with_name("stateval")), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
 def test_interrupted_run_is_resumed_without_repeating_cases(project: Path) -> None:
     (project / "interrupt").touch()
-    first = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--concurrency", "1"])
-    assert first.exit_code == 130
+    first = _stateval("run", "suite.yaml", "--no-phoenix", "--concurrency", "1")
+    assert first.returncode == 130, first.stderr
+    assert "interrupted: 1 of 3 cases are journaled" in first.stderr
     assert "--resume" in first.stderr
     assert _calls(project) == ["a", "b"]
     (project / "interrupt").unlink()

@@ -262,8 +262,51 @@ async def test_auto_dialect_falls_back_to_json_object_and_remembers(
         assert client.last_call.response_format == "json_object"
     types = [r["response_format"]["type"] for r in server.requests]
     assert types == ["json_schema", "json_object", "json_object"]
-    sent = server.requests[1]["response_format"]["schema"]
-    assert sent == UPDATES_JSON_SCHEMA
+
+
+async def test_fallback_also_follows_llama_cpp_python_500(stub: Callable[..., StubServer]) -> None:
+    # llama-cpp-python 0.3.36 answers an unknown response_format type with a 500 naming it.
+    message = "1 validation error: ('body', 'response_format', 'type') Input should be 'text'"
+    server = stub(
+        lambda body: (
+            Reply(500, {"error": {"message": message}})
+            if body["response_format"]["type"] == "json_schema"
+            else Reply(body=completion("[]"))
+        )
+    )
+    async with client_for(server, response_schema=UPDATES_JSON_SCHEMA, max_retries=0) as client:
+        assert await client.generate("x") == "[]"
+    assert [r["response_format"]["type"] for r in server.requests] == [
+        "json_schema",
+        "json_object",
+    ]
+
+
+async def test_json_object_schema_is_made_safe_for_llama_cpp(
+    stub: Callable[..., StubServer],
+) -> None:
+    server = stub([Reply(body=completion("[]"))])
+    client = client_for(server, response_schema=UPDATES_JSON_SCHEMA, schema_dialect="json_object")
+    async with client:
+        await client.generate("x")
+    sent = server.requests[0]["response_format"]
+    assert sent["type"] == "json_object"
+    item = sent["schema"]["items"]
+    # An untyped "any JSON value" gets every type; regex patterns and $schema are dropped.
+    assert set(item["properties"]["value"]["type"]) == {
+        "string",
+        "number",
+        "integer",
+        "boolean",
+        "null",
+        "array",
+        "object",
+    }
+    assert "pattern" not in item["properties"]["path"]
+    assert item["properties"]["path"]["type"] == "string"
+    assert item["required"] == ["path", "value", "confidence"]
+    assert "$schema" not in sent["schema"]
+    assert "pattern" in UPDATES_JSON_SCHEMA["items"]["properties"]["path"]  # not mutated
 
 
 async def test_json_schema_dialect_wraps_a_root_array_for_openai(

@@ -29,6 +29,19 @@ def _phoenix_bin() -> str:
     return binary
 
 
+def _stale_record(pid: int) -> str:
+    return json.dumps(
+        {
+            "pid": pid,
+            "port": 1,
+            "grpc_port": 2,
+            "url": "http://127.0.0.1:1",
+            "started_at": "2024-01-01T00:00:00Z",
+            "executable": "/nowhere/phoenix",
+        }
+    )
+
+
 def _script(path: Path, body: str) -> Path:
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -73,18 +86,7 @@ def test_stop_never_signals_a_pid_that_is_not_phoenix(tmp_path: Path) -> None:
     server = EmbeddedPhoenix(tmp_path)
     server.data_dir.mkdir(parents=True)
     # A stale record whose pid now belongs to another process: this very test run.
-    server.state_file.write_text(
-        json.dumps(
-            {
-                "pid": os.getpid(),
-                "port": 1,
-                "grpc_port": 2,
-                "url": "http://127.0.0.1:1",
-                "started_at": "2024-01-01T00:00:00Z",
-                "executable": "/nowhere/phoenix",
-            }
-        )
-    )
+    server.state_file.write_text(_stale_record(os.getpid()))
     assert not server.status().running
     assert server.stop() is False
     assert not server.state_file.exists()
@@ -96,6 +98,8 @@ def test_a_server_that_dies_at_start_up_reports_its_log(
     fake = _script(tmp_path / "phoenix", "echo 'database is locked: boom' >&2\nexit 3\n")
     monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(fake))
     server = EmbeddedPhoenix(tmp_path / "root", out=lambda line: None)
+    server.data_dir.mkdir(parents=True)
+    server.state_file.write_text(_stale_record(os.getpid()))  # not a Phoenix: ignored
     with pytest.raises(PhoenixUnavailableError, match="exited during start-up") as caught:
         server.ensure_running()
     assert "database is locked: boom" in str(caught.value)

@@ -78,10 +78,12 @@ async def test_dataset_is_created_then_reused_then_versioned(phoenix_url: str) -
     assert by_case["case-0"]["output"] == {"expected_post_state": {"name": "person 0"}}
 
 
-async def test_duplicate_case_ids_are_rejected_before_upload(phoenix_url: str) -> None:
+async def test_empty_or_duplicate_examples_are_rejected_before_upload(phoenix_url: str) -> None:
     async with PhoenixUploader(phoenix_url) as phoenix:
         with pytest.raises(DatasetError, match="duplicate case ids"):
             await phoenix.ensure_dataset(_name("dup"), [Example("a", {}, {}), Example("a", {}, {})])
+        with pytest.raises(DatasetError, match="no examples"):
+            await phoenix.ensure_dataset(_name("empty"), [])
 
 
 async def test_experiment_runs_and_evaluations_are_read_back(phoenix_url: str) -> None:

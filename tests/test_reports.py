@@ -38,9 +38,21 @@ def summary(tmp_path: Path) -> RunSummary:
         "mutator": {"type": "python", "callable": "builtins:print"},
         "cases": {
             "inline": [
-                {"id": "ok", "input": {"prompt": "Ada"}, "expected_post_state": {"user.name": "Ada", "user.city": "Paris"}},
-                {"id": "bad", "input": {"prompt": "Bob"}, "expected_post_state": {"user.name": "Rob", "user.age": 3}},
-                {"id": "err", "input": {"prompt": "explode"}, "expected_post_state": {"user.name": "X"}},
+                {
+                    "id": "ok",
+                    "input": {"prompt": "Ada"},
+                    "expected_post_state": {"user.name": "Ada", "user.city": "Paris"},
+                },
+                {
+                    "id": "bad",
+                    "input": {"prompt": "Bob"},
+                    "expected_post_state": {"user.name": "Rob", "user.age": 3},
+                },
+                {
+                    "id": "err",
+                    "input": {"prompt": "explode"},
+                    "expected_post_state": {"user.name": "X"},
+                },
             ]
         },
         "slots": ["user.name", "user.city", "user.age"],
@@ -48,7 +60,9 @@ def summary(tmp_path: Path) -> RunSummary:
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(data))
-    suite = dataclasses.replace(load_suite(path, load_mutator=False), mutator=PythonMutator(_tracker))
+    suite = dataclasses.replace(
+        load_suite(path, load_mutator=False), mutator=PythonMutator(_tracker)
+    )
     journal = start_journal(tmp_path / ".stateval", suite)
     return asyncio.run(run_suite(suite, journal, concurrency=2)).summary
 

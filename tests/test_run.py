@@ -14,6 +14,7 @@ import yaml
 from stateval.journal import Journal
 from stateval.mutators import PythonMutator, StructuredInput
 from stateval.run import (
+    RunOutcome,
     find_resumable,
     rescore,
     run_suite,
@@ -25,7 +26,11 @@ from stateval.suite import Suite, load_suite
 MutatorFn = Callable[[InterpretiveState, StructuredInput], Any]
 
 CASES = [
-    {"id": "right", "input": {"prompt": "area north"}, "expected_post_state": {"hotel.area": "north"}},
+    {
+        "id": "right",
+        "input": {"prompt": "area north"},
+        "expected_post_state": {"hotel.area": "north"},
+    },
     {
         "id": "wrong",
         "pre_state": {"hotel.stars": "4"},
@@ -36,7 +41,9 @@ CASES = [
 ]
 
 
-def _suite(tmp_path: Path, fn: MutatorFn | None, cases: list[dict[str, Any]] = CASES, **extra: Any) -> Suite:
+def _suite(
+    tmp_path: Path, fn: MutatorFn | None, cases: list[dict[str, Any]] = CASES, **extra: Any
+) -> Suite:
     data: dict[str, Any] = {
         "mutator": {"type": "python", "callable": "builtins:print"},
         "cases": {"inline": cases},
@@ -59,7 +66,7 @@ def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveSt
     return out
 
 
-def _run(suite: Suite, root: Path, concurrency: int = 4, limit: int | None = None) -> Any:
+def _run(suite: Suite, root: Path, concurrency: int = 4, limit: int | None = None) -> RunOutcome:
     journal = start_journal(root, suite, limit=limit)
     return asyncio.run(run_suite(suite, journal, concurrency=concurrency))
 
@@ -137,7 +144,12 @@ def test_each_result_is_journaled_and_resume_runs_only_the_missing_cases(tmp_pat
     assert not on_disk.complete
 
     calls.clear()
-    resumed = dataclasses.replace(suite, mutator=PythonMutator(lambda s, i: (calls.append(i.message_id), s.copy())[1]))
+
+    def counted(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        calls.append(input.message_id)
+        return state.copy()
+
+    resumed = dataclasses.replace(suite, mutator=PythonMutator(counted))
     again = find_resumable(root, resumed)
     assert again.run_id == journal.run_id
     outcome = asyncio.run(run_suite(resumed, again, concurrency=4))

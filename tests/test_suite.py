@@ -196,18 +196,36 @@ def test_every_case_file_problem_names_line_case_and_field(tmp_path: Path) -> No
         json.dumps({"id": "ok", "input": {"prompt": "p"}, "expected_post_state": {"a": 1}}),
         "{not json",
         json.dumps({"id": "no-input", "expected_post_state": {}}),
-        json.dumps({"id": "bad-path", "input": {"prompt": "p"}, "expected_post_state": {"a..b": 1}}),
+        json.dumps(
+            {"id": "bad-path", "input": {"prompt": "p"}, "expected_post_state": {"a..b": 1}}
+        ),
         json.dumps({"id": "ok", "input": {"prompt": "p"}, "expected_post_state": {}}),
-        json.dumps({"id": "conf", "input": {"prompt": "p"}, "expected_post_state": {"fields": {"a": [{"value": 1, "confidence": 3}]}}}),
+        json.dumps(
+            {
+                "id": "conf",
+                "input": {"prompt": "p"},
+                "expected_post_state": {"fields": {"a": [{"value": 1, "confidence": 3}]}},
+            }
+        ),
     ]
     (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n')
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n',
+    )
     problems = _problems(path, load_mutator=False)
-    assert problems[0] == "cases.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes"
+    assert (
+        problems[0]
+        == "cases.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes"
+    )
     assert problems[1] == "cases.jsonl:3: case 'no-input': input: required"
-    assert problems[2].startswith("cases.jsonl:4: case 'bad-path': expected_post_state.a..b: invalid path")
+    assert problems[2].startswith(
+        "cases.jsonl:4: case 'bad-path': expected_post_state.a..b: invalid path"
+    )
     assert problems[3] == "cases.jsonl:5: case 'ok': id: duplicate case id (first at line 1)"
-    assert problems[4].startswith("cases.jsonl:6: case 'conf': expected_post_state.a: invalid confidence")
+    assert problems[4].startswith(
+        "cases.jsonl:6: case 'conf': expected_post_state.a: invalid confidence"
+    )
     assert len(problems) == 5
 
 
@@ -217,7 +235,9 @@ def test_json_case_file_problems_point_at_the_line_of_the_field(tmp_path: Path) 
         {"id": "b", "input": {"prompt": "p", "message_id": 7}, "expected_post_state": {}},
     ]
     (tmp_path / "cases.json").write_text(json.dumps(cases, indent=2))
-    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.json}\n')
+    path = _write(
+        tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.json}\n'
+    )
     (problem,) = _problems(path, load_mutator=False)
     text = (tmp_path / "cases.json").read_text().splitlines()
     line = int(problem.split(":")[1])
@@ -227,7 +247,9 @@ def test_json_case_file_problems_point_at_the_line_of_the_field(tmp_path: Path) 
 
 def test_csv_cell_that_is_not_json_is_a_problem(tmp_path: Path) -> None:
     (tmp_path / "cases.csv").write_text('id,prompt,expected_post_state\na,p,"{oops"\n')
-    path = _write(tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.csv}\n')
+    path = _write(
+        tmp_path, 'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.csv}\n'
+    )
     (problem,) = _problems(path, load_mutator=False)
     assert problem.startswith("cases.csv:2: case 'a': expected_post_state: invalid JSON")
 
@@ -239,7 +261,9 @@ def test_missing_case_file_and_mutator_module_are_both_reported(tmp_path: Path) 
     )
     problems = _problems(path)
     assert problems[0].startswith("gone.jsonl: cannot read")
-    assert problems[1].startswith("suite.yaml:1: mutator.callable: cannot load 'no_such_module_xyz:fn'")
+    assert problems[1].startswith(
+        "suite.yaml:1: mutator.callable: cannot load 'no_such_module_xyz:fn'"
+    )
 
 
 def test_llm_mutator_without_its_api_key_is_a_clear_problem(
@@ -254,7 +278,10 @@ cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}
 """,
     )
     (problem,) = _problems(path)
-    assert "mutator.api_key_env: llm mutator needs the environment variable STATEVAL_TEST_NO_KEY" in problem
+    assert (
+        "mutator.api_key_env: llm mutator needs the environment variable STATEVAL_TEST_NO_KEY"
+        in problem
+    )
     monkeypatch.setenv("STATEVAL_TEST_NO_KEY", "k")
     suite = load_suite(path)
     assert "LLMMutator" in suite.mutator_description
@@ -264,7 +291,10 @@ def test_slot_schema_from_list_file_and_reference(tmp_path: Path) -> None:
     module = _module(tmp_path)
     (tmp_path / f"{module}.py").write_text('SLOTS = ["a.x", "a.y"]\n')
     (tmp_path / "slots.txt").write_text("# slots\na.x\na.y\n")
-    base = 'mutator: {type: python, callable: "builtins:print"}\ncases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n'
+    base = (
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n"
+    )
     for spec in ('["a.x", "a.y"]', "{file: slots.txt}", f'{{ref: "{module}:SLOTS"}}'):
         suite = load_suite(_write(tmp_path, base + f"slots: {spec}\n"), load_mutator=False)
         assert suite.slots == ("a.x", "a.y")
@@ -283,7 +313,9 @@ thresholds:
     )
     problems = _problems(path, load_mutator=False)
     assert problems[0].startswith("suite.yaml:4: checks.user.email: criterion 0")
-    assert problems[1] == "suite.yaml:6: thresholds.joint_goal_accuracy: needs a slot schema ('slots')"
+    assert (
+        problems[1] == "suite.yaml:6: thresholds.joint_goal_accuracy: needs a slot schema ('slots')"
+    )
 
 
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:

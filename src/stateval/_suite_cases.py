@@ -94,7 +94,9 @@ def pydantic_message(error: Mapping[str, Any]) -> str:
         return "unknown key"
     if error["type"] == "missing":
         return "required"
-    if error["type"] == "string_pattern_mismatch" and ":" in str(error.get("ctx", {}).get("pattern")):
+    if error["type"] == "string_pattern_mismatch" and ":" in str(
+        error.get("ctx", {}).get("pattern")
+    ):
         return "expected 'module:attribute'"
     return str(error["msg"]).removeprefix("Value error, ")
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stateval.checks import Criterion
 from stateval.policy import MatchPolicyModel
 
 __all__ = [
@@ -20,6 +21,12 @@ __all__ = [
     "SuiteModel",
     "ThresholdsSpec",
 ]
+
+CRITERION_TYPES: tuple[str, ...] = tuple(
+    get_args(member.model_fields["type"].annotation)[0]
+    for member in get_args(get_args(Criterion)[0])
+)
+"""The ``type`` of each criterion a check may use (validated by `stateval.checks.parse_criteria`)."""
 
 _Fraction = Annotated[float, Field(ge=0, le=1)]
 
@@ -172,8 +179,18 @@ class SuiteModel(_Strict):
     )
     checks: dict[str, list[dict[str, Any]]] = Field(
         default_factory=dict,
-        description="Path or glob -> extra checks on that field's value, e.g. "
-        "{'type': 'regex', 'pattern': '...'}.",
+        description="Path or glob -> criteria that field's value must pass, e.g. "
+        "{'type': 'regex', 'pattern': '...'} (see stateval.checks).",
+        json_schema_extra={
+            "additionalProperties": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {"type": {"enum": list(CRITERION_TYPES)}},
+                },
+            }
+        },
     )
     thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
     phoenix: PhoenixSpec = Field(default_factory=PhoenixSpec)

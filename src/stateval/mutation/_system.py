@@ -115,6 +115,7 @@ class System:
             ``prompt`` of a mutator that also has ``with_prompt(prompt)``, or the bare prompt.
         fields: Every path some case expects, in first-seen order.
         changed_fields: Paths some case's input changes (expected differs from the pre-state).
+        kept_fields: Paths some case keeps from its pre-state (the input does not change them).
         values: Up to 8 distinct expected values per path, in first-seen order.
         pairs: Paths that change together in some case, most frequent first, each path in at
             most one pair.
@@ -125,6 +126,7 @@ class System:
     prompt: str | None = None
     fields: tuple[str, ...] = ()
     changed_fields: tuple[str, ...] = ()
+    kept_fields: tuple[str, ...] = ()
     values: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     pairs: tuple[tuple[str, str], ...] = ()
     seed: int = 0
@@ -183,6 +185,7 @@ class System:
         """
         fields: dict[str, None] = {}
         changed: dict[str, None] = {}
+        kept: dict[str, None] = {}
         values: dict[str, dict[str, Any]] = {}
         pair_counts: Counter[tuple[str, str]] = Counter()
         for pre, expected in cases:
@@ -198,6 +201,8 @@ class System:
                 if pre.best(path) != best:
                     changed[path] = None
                     updated.append(path)
+                else:
+                    kept[path] = None
             for i, a in enumerate(updated):
                 for b in updated[i + 1 :]:
                     pair_counts[(a, b) if a < b else (b, a)] += 1
@@ -213,6 +218,7 @@ class System:
             prompt=_prompt_of(real),
             fields=tuple(fields),
             changed_fields=tuple(changed),
+            kept_fields=tuple(kept),
             values={p: tuple(v.values()) for p, v in values.items()},
             pairs=tuple(pairs),
             seed=seed,
@@ -237,4 +243,3 @@ def as_system(target: System | MutatorLike | str) -> System:
             f"not {type(target).__name__}"
         ) from exc
     return System(mutator=mutator, prompt=_prompt_of(mutator))
-

@@ -49,6 +49,10 @@ SchemaDialect = Literal["auto", "json_schema", "json_object"]
 
 _RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
 _WRAP_KEY: Final = "updates"
+_ANY_JSON_TYPES: Final = ("string", "number", "integer", "boolean", "null", "array", "object")
+_SHAPE_KEYS: Final = frozenset(
+    {"type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items"}
+)
 _DETAIL_CHARS: Final = 300
 _SK_PATTERN: Final = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 _BEARER_PATTERN: Final = re.compile(r"(?i)\bbearer\s+\S+")
@@ -347,7 +351,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         return (
             self.schema_dialect == "auto"
             and dialect == "json_schema"
-            and status in (400, 422)
+            and (400 <= status < 500 or status == 500)
             and "response_format" in text
         )
 
@@ -427,7 +431,7 @@ def _response_format(
     schema: Mapping[str, Any], dialect: str, name: str, strict: bool | None
 ) -> dict[str, Any]:
     if dialect == "json_object":
-        return {"type": "json_object", "schema": dict(schema)}
+        return {"type": "json_object", "schema": _for_llama_cpp(schema)}
     inner = {key: value for key, value in schema.items() if key != "$schema"}
     if inner.get("type") != "object":
         inner = {
@@ -444,6 +448,33 @@ def _response_format(
             "strict": _strict_ok(inner) if strict is None else strict,
         },
     }
+
+
+def _for_llama_cpp(schema: Any) -> Any:
+    """``schema`` as llama-cpp-python's grammar converter needs it.
+
+    Its converter rejects a subschema with no type ("any JSON value") and turns regex classes
+    such as ``\\s`` into a grammar llama.cpp cannot parse (the 0.3.x server then dies), so untyped
+    subschemas get every JSON type and ``pattern`` / ``format`` / ``$schema`` are dropped (the
+    reply is validated after decoding anyway).
+    """
+    if isinstance(schema, list):
+        return [_for_llama_cpp(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("pattern", "format", "$schema"):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
+            out[key] = {name: _for_llama_cpp(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "not"):
+            out[key] = _for_llama_cpp(value)
+        else:
+            out[key] = value
+    if not _SHAPE_KEYS.intersection(out):
+        out["type"] = list(_ANY_JSON_TYPES)
+    return out
 
 
 def _strict_ok(schema: Any) -> bool:

@@ -121,9 +121,11 @@ class PhoenixUploader:
         changed examples are updated, new ones created and missing ones removed.
 
         Raises:
-            DatasetError: Two examples share a case id.
+            DatasetError: There are no examples, or two share a case id.
             PhoenixUnavailableError: The server cannot be reached or refused the upload.
         """
+        if not examples:
+            raise DatasetError(f"dataset {name!r}: no examples to upload")
         ids = [example.case_id for example in examples]
         if len(set(ids)) != len(ids):
             duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -70,8 +70,6 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         style = "green" if threshold.passed else "bold red"
         console.print(Text(f"threshold {threshold.describe()}", style=style))
     if summary.experiment_url:
-        console.print(
-            f"Phoenix experiment: [link={summary.experiment_url}]{summary.experiment_url}[/link]"
-        )
+        console.print(f"Phoenix experiment: {summary.experiment_url}", soft_wrap=True)
     verdict = "PASSED" if summary.passed else "FAILED"
     console.print(Text(verdict, style="bold green" if summary.passed else "bold red"))

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.journal import Journal
@@ -267,32 +267,10 @@ def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[C
 
 
 def _trace_llm_calls(mutator: Mutator, tracing: Tracing) -> None:
-    """Give an `LLMMutator`'s client (one with ``on_call``) an LLM span per call."""
-    client = getattr(mutator, "client", None) if isinstance(mutator, LLMMutator) else None
-    if client is None or not hasattr(client, "on_call"):
-        return
-    from stateval.tracing import llm_span
-
-    previous: Callable[[Any], None] | None = client.on_call
-
-    def on_call(call: Any) -> None:
-        with llm_span(
-            tracing.tracer,
-            prompt=call.prompt,
-            model_name=call.model,
-            invocation_parameters=call.invocation_parameters,
-            provider="openai",
-        ) as span:
-            span.set_response(
-                call.output,
-                prompt_tokens=call.prompt_tokens,
-                completion_tokens=call.completion_tokens,
-                total_tokens=call.total_tokens,
-            )
-        if previous is not None:
-            previous(call)
-
-    client.on_call = on_call
+    """Have an `LLMMutator`'s client record an LLM span per call, when it can (``tracer``)."""
+    client = mutator.client if isinstance(mutator, LLMMutator) else None
+    if client is not None and hasattr(client, "tracer") and client.tracer is None:
+        client.tracer = tracing.tracer
 
 
 async def run_with_phoenix(

@@ -1,0 +1,78 @@
+"""Mutation testing of evaluator suites (seed 002): would the suite notice a worse mutator?
+
+Operators degrade the system under test (a state mutator, or its prompt) into mutants; each
+mutant runs through the suite like the baseline did; a mutant is killed when the suite's verdict
+fails on it. Probes rate the suite along separate dimensions. The plugin API (`register_operator`,
+`Mutant`, `register_probe`, `ProbeResult`, `scorer_to_eval`, `case_get`, evals shaped
+``fn(output, case) -> bool | EvalOutcome``) is stable: ``tests/test_plugin_contract.py`` pins it.
+"""
+
+from __future__ import annotations
+
+from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
+from stateval.mutation._mutant import Mutant, Operator
+from stateval.mutation._operators import STATE_OPERATORS, near_miss
+from stateval.mutation._plugins import (
+    EVALS,
+    OPERATORS,
+    PLUGIN_GROUP,
+    PROBES,
+    generate_mutants,
+    load_plugins,
+    register_eval,
+    register_operator,
+    register_probe,
+    resolve_operators,
+)
+from stateval.mutation._probes import BUILTIN_PROBES, Probe, ProbeContext, ProbeResult
+from stateval.mutation._prompt_operators import PROMPT_OPERATORS
+from stateval.mutation._runner import MutationConfig, MutationReport, run_mutation, run_probes
+from stateval.mutation._score import MutantResult, MutationScore, severity, wilson_interval
+from stateval.mutation._system import (
+    OutputTransform,
+    System,
+    TransformedMutator,
+    as_system,
+    is_llm_mutator,
+)
+from stateval.mutation.adapters import case_get, scorer_to_eval
+
+__all__ = [
+    "BUILTIN_PROBES",
+    "EVALS",
+    "OPERATORS",
+    "PLUGIN_GROUP",
+    "PROBES",
+    "PROMPT_OPERATORS",
+    "STATE_OPERATORS",
+    "Eval",
+    "EvalOutcome",
+    "Mutant",
+    "MutantResult",
+    "MutationConfig",
+    "MutationReport",
+    "MutationScore",
+    "Operator",
+    "OutputTransform",
+    "Probe",
+    "ProbeContext",
+    "ProbeResult",
+    "System",
+    "TransformedMutator",
+    "as_system",
+    "case_get",
+    "generate_mutants",
+    "is_llm_mutator",
+    "load_plugins",
+    "near_miss",
+    "provenance_eval",
+    "register_eval",
+    "register_operator",
+    "register_probe",
+    "resolve_operators",
+    "run_mutation",
+    "run_probes",
+    "scorer_to_eval",
+    "severity",
+    "wilson_interval",
+]

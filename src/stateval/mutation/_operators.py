@@ -1,0 +1,415 @@
+"""State operators: degrade any mutator by transforming its output, one field at a time.
+
+Each operator returns one `Mutant` per field it can degrade (from the `System`'s profile of the
+suite), so a survivor names its field: "drops the update to hotel.area". A transform sees the
+case's pre-state, input and the mutator's output, never the expected state. Random choices
+(which character to drop, which value to hallucinate) come from `System.rng`, so they repeat
+under the same seed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from stateval.mutation._mutant import Mutant
+from stateval.mutation._system import OutputTransform, System, as_system
+from stateval.mutators import StructuredInput
+from stateval.state import InterpretiveState, ValueConfidence
+
+__all__ = [
+    "STATE_OPERATORS",
+    "change_case",
+    "clobber_field",
+    "drop_field",
+    "hallucinate_field",
+    "near_miss",
+    "perturb_confidence",
+    "perturb_value",
+    "rename_path",
+    "stale",
+    "strip_provenance",
+    "swap_values",
+]
+
+_INTEGER = re.compile(r"-?\d+")
+CONFIDENCE_STEP = 0.2
+
+
+# -- helpers on states ----------------------------------------------------------------------------
+
+
+def _updated(pre: InterpretiveState, post: InterpretiveState, path: str) -> bool:
+    return path in post and pre.best(path) != post.best(path)
+
+
+def _restore(out: InterpretiveState, pre: InterpretiveState, path: str) -> None:
+    out.remove(path)
+    for vc in pre.candidates(path):
+        out.add_value(path, vc)
+
+
+def _replace_best(state: InterpretiveState, path: str, new: ValueConfidence) -> InterpretiveState:
+    """A copy where ``path``'s best candidate is ``new`` (same position, other candidates kept)."""
+    out = InterpretiveState()
+    best = state.best(path)
+    for p in state.paths():
+        candidates = state.candidates(p)
+        if p == path and best is not None:
+            candidates[candidates.index(best)] = new
+        for vc in candidates:
+            out.add_value(p, vc)
+    return out
+
+
+def near_miss(value: Any, rng: Any) -> Any:
+    """A value close to ``value``: a string with one letter or digit dropped, an integer string or
+    number off by one, a bool flipped, a list without its last item; None when there is none."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + rng.choice((-1, 1))
+    if isinstance(value, str):
+        if _INTEGER.fullmatch(value.strip()):
+            number = int(value.strip())
+            step = 1 if number == 0 else rng.choice((-1, 1))
+            return str(number + step)
+        spots = [i for i, ch in enumerate(value) if ch.isalnum()]
+        if len(spots) < 2:
+            return value + value if value else None
+        i = rng.choice(spots)
+        return value[:i] + value[i + 1 :]
+    if isinstance(value, list) and value:
+        return value[:-1]
+    return None
+
+
+def _other_case(value: Any) -> Any:
+    if not isinstance(value, str) or value.lower() == value.upper():
+        return None
+    if value == value.lower():
+        titled = value.title()
+        return titled if titled != value else value.upper()
+    return value.lower()
+
+
+def _mutants(
+    system: System,
+    operator: str,
+    items: list[tuple[str, OutputTransform]],
+) -> list[Mutant]:
+    return [
+        Mutant(operator, description, system.with_output(transform, description), "state")
+        for description, transform in items
+    ]
+
+
+def _per_path(
+    system: System,
+    operator: str,
+    paths: tuple[str, ...],
+    make: Callable[[str], tuple[str, OutputTransform]],
+) -> list[Mutant]:
+    return _mutants(system, operator, [make(path) for path in paths])
+
+
+def _system(target: Any) -> System | None:
+    system = as_system(target)
+    return system if system.mutator is not None else None
+
+
+# -- operators --------------------------------------------------------------------------------
+
+
+def drop_field(target: Any) -> list[Mutant]:
+    """Per changed field: the mutator's update to it is lost (pre-state value, or no value)."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        def transform(
+            pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            if not _updated(pre, post, path):
+                return post
+            out = post.copy()
+            _restore(out, pre, path)
+            return out
+
+        return (
+            f"drops the update to {path} (the output keeps its pre-state value, or none)",
+            transform,
+        )
+
+    return _per_path(system, "drop_field", system.changed_fields, make)
+
+
+def hallucinate_field(target: Any) -> list[Mutant]:
+    """Per field: set it, with a value seen in the suite, wherever neither side has it."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        seen = system.values.get(path, ())
+        value = system.rng("hallucinate_field", path).choice(seen) if seen else "unknown"
+
+        def transform(
+            pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            if path in post or path in pre:
+                return post
+            out = post.copy()
+            out.add_value(path, ValueConfidence(value, 1.0))
+            return out
+
+        return (
+            f"adds hallucinated field {path} = {value!r} (confidence 1.0) wherever neither the "
+            "pre-state nor the output has it",
+            transform,
+        )
+
+    return _per_path(system, "hallucinate_field", system.fields, make)
+
+
+def stale(target: Any) -> list[Mutant]:
+    """One mutant that returns the pre-state unchanged."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def transform(
+        pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+    ) -> InterpretiveState:
+        return pre.copy()
+
+    description = "returns the pre-state unchanged (every update of the mutator is lost)"
+    return _mutants(system, "stale", [(description, transform)])
+
+
+def _value_operator(
+    target: Any,
+    operator: str,
+    change: Callable[[Any, Any], Any],
+    describe: Callable[[str], str],
+) -> list[Mutant]:
+    system = _system(target)
+    if system is None:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        def transform(
+            pre: InterpretiveState, input: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            best = post.best(path)
+            if best is None or not _updated(pre, post, path):
+                return post
+            rng = system.rng(operator, path, input.message_id)
+            new = change(best.value, rng)
+            if new is None or new == best.value:
+                return post
+            return _replace_best(post, path, replace(best, value=new))
+
+        return describe(path), transform
+
+    paths = tuple(
+        p
+        for p in system.changed_fields
+        if not system.values.get(p)
+        or any(change(v, system.rng(operator, p)) is not None for v in system.values[p])
+    )
+    return _per_path(system, operator, paths, make)
+
+
+def _example(system: System | None, path: str, change: Callable[[Any, Any], Any]) -> str:
+    for value in system.values.get(path, ()) if system is not None else ():
+        new = change(value, system.rng("example", path)) if system is not None else None
+        if new is not None and new != value:
+            return f" (e.g. {value!r} -> {new!r})"
+    return ""
+
+
+def perturb_value(target: Any) -> list[Mutant]:
+    """Per changed field: a near-miss value (see `near_miss`) where the mutator changed it."""
+    system = _system(target)
+
+    def describe(path: str) -> str:
+        return (
+            f"replaces the update to {path} with a near-miss (a string loses one letter or "
+            f"digit, a number is off by one){_example(system, path, near_miss)}"
+        )
+
+    return _value_operator(target, "perturb_value", near_miss, describe)
+
+
+def change_case(target: Any) -> list[Mutant]:
+    """Per changed string field: the value in another letter case (lower <-> Title)."""
+    system = _system(target)
+
+    def change(value: Any, _: Any) -> Any:
+        return _other_case(value)
+
+    def describe(path: str) -> str:
+        example = _example(system, path, change)
+        return f"changes the letter case of the update to {path}{example}"
+
+    return _value_operator(target, "change_case", change, describe)
+
+
+def perturb_confidence(target: Any) -> list[Mutant]:
+    """Per changed field: the confidence 0.2 lower (0.2 higher when below 0.2)."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        def transform(
+            pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            best = post.best(path)
+            if best is None or not _updated(pre, post, path):
+                return post
+            c = best.confidence
+            new = round(c - CONFIDENCE_STEP if c >= CONFIDENCE_STEP else c + CONFIDENCE_STEP, 6)
+            return _replace_best(post, path, replace(best, confidence=new))
+
+        return (
+            f"lowers the confidence of the update to {path} by {CONFIDENCE_STEP} (raises it "
+            f"when below {CONFIDENCE_STEP})",
+            transform,
+        )
+
+    return _per_path(system, "perturb_confidence", system.changed_fields, make)
+
+
+def swap_values(target: Any) -> list[Mutant]:
+    """Per pair of fields that change together: their values swapped."""
+    system = _system(target)
+    if system is None:
+        return []
+    items: list[tuple[str, OutputTransform]] = []
+    for a, b in system.pairs:
+
+        def transform(
+            pre: InterpretiveState,
+            _: StructuredInput,
+            post: InterpretiveState,
+            a: str = a,
+            b: str = b,
+        ) -> InterpretiveState:
+            va, vb = post.best(a), post.best(b)
+            if va is None or vb is None or not (_updated(pre, post, a) and _updated(pre, post, b)):
+                return post
+            out = _replace_best(post, a, replace(va, value=vb.value))
+            return _replace_best(out, b, replace(vb, value=va.value))
+
+        items.append((f"swaps the values of {a} and {b} where the mutator updates both", transform))
+    return _mutants(system, "swap_values", items)
+
+
+def _renamed(path: str, taken: set[str]) -> str:
+    head, dot, last = path.rpartition(".")
+    name = f"{head}_{last}" if dot else f"{path}s"
+    while name in taken:
+        name += "_x"
+    return name
+
+
+def rename_path(target: Any) -> list[Mutant]:
+    """Per changed field: the update written to a wrong path (``hotel.area`` -> ``hotel_area``)."""
+    system = _system(target)
+    if system is None:
+        return []
+    taken = set(system.fields)
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        wrong = _renamed(path, taken)
+
+        def transform(
+            pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            best = post.best(path)
+            if best is None or not _updated(pre, post, path):
+                return post
+            out = post.copy()
+            _restore(out, pre, path)
+            out.add_value(wrong, best)
+            return out
+
+        return (
+            f"writes the update to {path} at the wrong path {wrong} ({path} keeps its "
+            "pre-state value)",
+            transform,
+        )
+
+    return _per_path(system, "rename_path", system.changed_fields, make)
+
+
+def strip_provenance(target: Any) -> list[Mutant]:
+    """One mutant whose output values carry no inference and no message_id."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def transform(
+        pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+    ) -> InterpretiveState:
+        out = InterpretiveState()
+        for path in post.paths():
+            for vc in post.candidates(path):
+                out.add_value(path, replace(vc, inference=None, message_id=None))
+        return out
+
+    description = "removes inference and message_id from every value of the output"
+    return _mutants(system, "strip_provenance", [(description, transform)])
+
+
+def clobber_field(target: Any) -> list[Mutant]:
+    """Per kept field: overwritten where the input did not change it."""
+    system = _system(target)
+    if system is None:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        seen = system.values.get(path, ())
+
+        def transform(
+            pre: InterpretiveState, input: StructuredInput, post: InterpretiveState
+        ) -> InterpretiveState:
+            best = post.best(path)
+            if best is None or path not in pre or _updated(pre, post, path):
+                return post
+            rng = system.rng("clobber_field", path, input.message_id)
+            others = [v for v in seen if v != best.value]
+            new = rng.choice(others) if others else near_miss(best.value, rng)
+            if new is None:
+                return post
+            out = post.copy()
+            out.set_value(path, replace(best, value=new))
+            return out
+
+        return (
+            f"overwrites {path} where the input did not change it, with another value seen in "
+            "the suite (or a near-miss)",
+            transform,
+        )
+
+    return _per_path(system, "clobber_field", system.kept_fields, make)
+
+
+STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
+    "drop_field": drop_field,
+    "stale": stale,
+    "hallucinate_field": hallucinate_field,
+    "perturb_value": perturb_value,
+    "change_case": change_case,
+    "perturb_confidence": perturb_confidence,
+    "swap_values": swap_values,
+    "rename_path": rename_path,
+    "strip_provenance": strip_provenance,
+    "clobber_field": clobber_field,
+}
+"""The built-in state operators, by name."""

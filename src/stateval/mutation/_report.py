@@ -1,0 +1,192 @@
+"""Reports of a mutation test: the terminal report (rich), JSON, JUnit XML."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from stateval.mutation._runner import MutationReport
+
+__all__ = [
+    "mutation_junit_xml",
+    "print_mutation_report",
+    "write_mutation_json",
+    "write_mutation_junit",
+]
+
+_SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
+
+
+def print_mutation_report(
+    report: MutationReport,
+    console: Console,
+    *,
+    fail_under: float | None = None,
+    max_survivors: int = 25,
+) -> None:
+    """Print the baseline, the scores, survivors (most severe first), operators and probes.
+
+    Args:
+        report: The mutation test.
+        console: Where to print.
+        fail_under: The gate, in percent, if any (prints the verdict against it).
+        max_survivors: Survivor rows shown; the rest are counted.
+    """
+    base = report.baseline
+    console.print()
+    console.print(
+        Text.assemble(
+            ("stateval mutate ", "bold"), (report.suite_name, "bold cyan"), f"  seed {report.seed}"
+        )
+    )
+    verdict = "passes" if base.passed else "FAILS"
+    console.print(f"baseline: {base.n_cases} cases, {verdict} the suite's thresholds")
+    for line in report.baseline_failures[:5]:
+        console.print(Text(f"  baseline already fails: {line} (it cannot kill mutants)", "yellow"))
+    if len(report.baseline_failures) > 5:
+        console.print(Text(f"  ... and {len(report.baseline_failures) - 5} more", "yellow"))
+    counts = ", ".join(
+        f"{report.count(s)} {s}" for s in ("killed", "survived", "inert", "skipped", "error")
+    )
+    console.print(f"mutants: {len(report.results)} ({counts})")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("mutation score", report.score.describe())
+    grid.add_row("effective score (inert left out)", report.effective_score.describe())
+    budget = f" of {report.max_calls}" if report.max_calls is not None else ""
+    grid.add_row("paid calls", f"{report.calls}{budget}")
+    console.print(grid)
+    _operator_table(report, console)
+    survivors = report.survivors
+    if survivors:
+        console.print(Text("survivors, most severe first", style="bold"))
+        for r in survivors[:max_survivors]:
+            style = _SEVERITY_STYLE.get(r.severity or "", "")
+            console.print(
+                Text.assemble(
+                    f"  {r.id} ",
+                    (f"{r.severity:<6}", style),
+                    f" {r.mutant.operator}: ",
+                    r.mutant.description,
+                )
+            )
+            if r.suggestion:
+                console.print(Text(f"       would kill it: {r.suggestion}", "cyan"))
+        if len(survivors) > max_survivors:
+            console.print(f"  ... and {len(survivors) - max_survivors} more (see --report-json)")
+    if report.probes:
+        console.print(Text("probes", style="bold"))
+        for p in report.probes:
+            mark = Text("  ok   " if p.ok else "  WARN ", "green" if p.ok else "yellow")
+            console.print(Text.assemble(mark, (p.name, "bold"), f": {p.summary}"))
+            if p.detail and not p.ok:
+                console.print(Text(f"         {p.detail}", "dim"))
+    if fail_under is not None:
+        ok = report.passes(fail_under)
+        line = (
+            f"mutation score {'>=' if ok else '<'} {fail_under:g}%: {'PASSED' if ok else 'FAILED'}"
+        )
+        console.print(Text(line, "bold green" if ok else "bold red"))
+
+
+def _operator_table(report: MutationReport, console: Console) -> None:
+    per: dict[str, Counter[str]] = {}
+    for r in report.results:
+        per.setdefault(r.mutant.operator, Counter())[r.status] += 1
+    if not per:
+        return
+    table = Table(title="by operator", title_justify="left", show_edge=False)
+    table.add_column("operator")
+    for name in ("mutants", "killed", "survived", "inert", "skipped"):
+        table.add_column(name, justify="right")
+    for operator, c in per.items():
+        table.add_row(
+            operator,
+            str(sum(c.values())),
+            str(c["killed"]),
+            str(c["survived"]),
+            str(c["inert"]),
+            str(c["skipped"] + c["error"]),
+            style="red" if c["survived"] else None,
+        )
+    console.print(table)
+
+
+def mutation_junit_xml(report: MutationReport) -> ET.Element:
+    """``<testsuites>``: one test case per mutant (a survivor is a failure, an inert or skipped
+    mutant is skipped, one that could not run is an error) and one per probe."""
+    root = ET.Element("testsuites", name="stateval-mutate")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"mutation:{report.suite_name}",
+        tests=str(len(report.results)),
+        failures=str(report.count("survived")),
+        errors=str(report.count("error")),
+        skipped=str(report.count("inert") + report.count("skipped")),
+    )
+    props = ET.SubElement(suite, "properties")
+    score = report.score
+    for key, value in (
+        ("seed", str(report.seed)),
+        ("mutation_score", "" if score.value is None else f"{score.value:.4f}"),
+        ("ci95_low", f"{score.low:.4f}"),
+        ("ci95_high", f"{score.high:.4f}"),
+        ("calls", str(report.calls)),
+    ):
+        ET.SubElement(props, "property", name=key, value=value)
+    for r in report.results:
+        case = ET.SubElement(
+            suite, "testcase", classname=r.mutant.operator, name=f"{r.id} {r.mutant.description}"
+        )
+        if r.status == "survived":
+            failure = ET.SubElement(
+                case, "failure", type=f"Survivor.{r.severity}", message=r.suggestion or ""
+            )
+            failure.text = "\n".join(
+                line
+                for line in (
+                    f"changed {len(r.changed_cases)} case(s): {', '.join(r.changed_cases[:10])}",
+                    f"closest: {r.closest}" if r.closest else "",
+                )
+                if line
+            )
+        elif r.status == "inert":
+            ET.SubElement(case, "skipped", message="inert: output identical to the baseline")
+        elif r.status == "skipped":
+            ET.SubElement(case, "skipped", message=r.error or "skipped")
+        elif r.status == "error":
+            ET.SubElement(case, "error", message=r.error or "error")
+        else:
+            ET.SubElement(case, "system-out").text = "\n".join(r.kills)
+    probes = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"probes:{report.suite_name}",
+        tests=str(len(report.probes)),
+        failures=str(sum(1 for p in report.probes if not p.ok)),
+    )
+    for p in report.probes:
+        case = ET.SubElement(probes, "testcase", classname="probe", name=p.name)
+        if not p.ok:
+            ET.SubElement(case, "failure", message=p.summary).text = p.detail or ""
+    return root
+
+
+def write_mutation_junit(report: MutationReport, path: str | Path) -> None:
+    """Write `mutation_junit_xml` to ``path``."""
+    tree = ET.ElementTree(mutation_junit_xml(report))
+    ET.indent(tree)
+    tree.write(Path(path), encoding="utf-8", xml_declaration=True)
+
+
+def write_mutation_json(report: MutationReport, path: str | Path) -> None:
+    """Write `MutationReport.to_dict` to ``path`` as JSON."""
+    Path(path).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")

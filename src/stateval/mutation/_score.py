@@ -1,0 +1,216 @@
+"""Scoring mutation runs: each mutant's result, severity, and the mutation score with its Wilson
+95% interval.
+
+A mutant is *killed* when the suite's verdict fails on it where it passed on the baseline: a
+threshold the baseline meets is missed, or a check or eval that passes on a case's baseline output
+fails on that case's mutant output. It is *inert* when its output equals the baseline's on every
+case (nothing can kill it). Mutation score = killed / evaluated; the effective score leaves the
+inert mutants out of the denominator.
+
+Example:
+    >>> low, high = wilson_interval(8, 10)
+    >>> round(low, 4), round(high, 4)
+    (0.4902, 0.9433)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from stateval.mutation._mutant import Mutant
+from stateval.run import RunSummary
+
+__all__ = [
+    "BASE_SEVERITY",
+    "MutantResult",
+    "MutantStatus",
+    "MutationScore",
+    "Severity",
+    "severity",
+    "wilson_interval",
+]
+
+Z_95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal distribution."""
+
+MutantStatus: TypeAlias = Literal["killed", "survived", "inert", "skipped", "error"]
+Severity: TypeAlias = Literal["low", "medium", "high"]
+
+_LEVELS: tuple[Severity, ...] = ("low", "medium", "high")
+WIDE_IMPACT = 0.2
+"""A survivor that changed at least this fraction of cases is one severity level higher."""
+
+BASE_SEVERITY: dict[str, Severity] = {
+    "stale": "high",
+    "drop_field": "high",
+    "clobber_field": "high",
+    "swap_values": "high",
+    "rename_path": "high",
+    "perturb_value": "medium",
+    "hallucinate_field": "medium",
+    "change_case": "low",
+    "perturb_confidence": "low",
+    "strip_provenance": "low",
+    "drop_instruction": "medium",
+    "flip_negation": "high",
+    "weaken_modals": "medium",
+    "truncate": "high",
+    "drop_examples": "medium",
+}
+"""How bad a surviving mutant of each built-in operator is before its impact is counted."""
+
+_TARGET_SEVERITY: dict[str, Severity] = {
+    "state": "medium",
+    "prompt": "medium",
+    "context": "medium",
+    "tools": "high",
+    "model": "high",
+}
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of ``successes`` out of ``n`` (``(0.0, 1.0)`` when n is 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in [0, {n}], got {successes}")
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    low = 0.0 if successes == 0 else max(0.0, center - half)
+    high = 1.0 if successes == n else min(1.0, center + half)
+    return low, high
+
+
+def severity(mutant: Mutant, changed_cases: int, n_cases: int) -> Severity:
+    """A survivor's severity: its operator's base (`BASE_SEVERITY`, else by target), one level
+    higher when it changed at least `WIDE_IMPACT` of the cases."""
+    base = BASE_SEVERITY.get(mutant.operator) or _TARGET_SEVERITY.get(mutant.target, "medium")
+    level = _LEVELS.index(base)
+    if n_cases and changed_cases / n_cases >= WIDE_IMPACT:
+        level = min(level + 1, len(_LEVELS) - 1)
+    return _LEVELS[level]
+
+
+@dataclass(frozen=True, slots=True)
+class MutationScore:
+    """Killed over evaluated, with its Wilson 95% interval.
+
+    Attributes:
+        killed: Mutants killed.
+        evaluated: Mutants the denominator counts.
+        value: killed / evaluated (None when nothing was evaluated).
+        low: Lower end of the interval.
+        high: Upper end of the interval.
+    """
+
+    killed: int
+    evaluated: int
+    value: float | None
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, killed: int, evaluated: int) -> MutationScore:
+        """The score of ``killed`` out of ``evaluated``."""
+        low, high = wilson_interval(killed, evaluated)
+        value = killed / evaluated if evaluated else None
+        return cls(killed, evaluated, value, low, high)
+
+    def describe(self) -> str:
+        """``62.5% (10/16, 95% CI 38.6%-81.5%)``."""
+        if self.value is None:
+            return "n/a (no mutant evaluated)"
+        return (
+            f"{self.value:.1%} ({self.killed}/{self.evaluated}, "
+            f"95% CI {self.low:.1%}-{self.high:.1%})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "killed": self.killed,
+            "evaluated": self.evaluated,
+            "value": self.value,
+            "ci95": [self.low, self.high],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MutantResult:
+    """What the suite made of one mutant.
+
+    Attributes:
+        id: ``M001``... in generation order (stable under the same seed and operators).
+        mutant: The mutant.
+        status: killed, survived, inert (output identical to the baseline on every case),
+            skipped (over ``--max-calls``) or error (the mutant could not run).
+        kills: Why it was killed, one line per failed verdict element.
+        killed_by: The verdict elements that failed (``threshold:accuracy``,
+            ``check:hotel.area``, ``eval:provenance``).
+        changed_cases: Cases whose output differs from the baseline's.
+        moved: Whether any score of the suite differs from the baseline's (a survivor that
+            moved was seen but tolerated; one that did not is invisible to the suite).
+        severity: A survivor's severity.
+        suggestion: For a survivor, the field policy, threshold, check or eval that would kill it.
+        closest: For a survivor, the verdict element that came closest to failing.
+        error: Why the mutant could not run, or was skipped.
+        calls: Paid calls spent on it (LLM mutator calls and ``is_llm`` evals).
+        summary: The mutant's run summary (None unless it ran).
+        complete: False when ``--max-calls`` stopped its LLM evals early.
+    """
+
+    id: str
+    mutant: Mutant
+    status: MutantStatus
+    kills: tuple[str, ...] = ()
+    killed_by: tuple[str, ...] = ()
+    changed_cases: tuple[str, ...] = ()
+    moved: bool = False
+    severity: Severity | None = None
+    suggestion: str | None = None
+    closest: str | None = None
+    error: str | None = None
+    calls: int = 0
+    summary: RunSummary | None = field(default=None, repr=False)
+    complete: bool = True
+
+    @property
+    def killed(self) -> bool:
+        """True when the suite's verdict failed on this mutant."""
+        return self.status == "killed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``--report-json``)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "operator": self.mutant.operator,
+            "target": self.mutant.target,
+            "description": self.mutant.description,
+            "status": self.status,
+            "killed_by": list(self.killed_by),
+            "kills": list(self.kills),
+            "n_changed_cases": len(self.changed_cases),
+            "changed_cases": list(self.changed_cases[:20]),
+            "moved": self.moved,
+            "severity": self.severity,
+            "suggestion": self.suggestion,
+            "closest": self.closest,
+            "error": self.error,
+            "calls": self.calls,
+            "complete": self.complete,
+        }
+        if self.summary is not None:
+            s = self.summary
+            out["metrics"] = {
+                "overall_match_rate": s.overall_match_rate,
+                "accuracy": s.accuracy,
+                "joint_goal_accuracy": s.joint_goal_accuracy,
+                "slot_accuracy": s.slot_accuracy,
+                "n_errors": s.n_errors,
+            }
+        return out

@@ -1,0 +1,112 @@
+"""Verdicts: how a mutant's run differs from the baseline's, and which verdict elements it fails.
+
+A verdict element is a threshold (``threshold:<name>``), a check (``check:<path>``) or an eval
+(``eval:<name>``). An element kills a mutant when it fails on the mutant's run but passed on the
+baseline's: thresholds over the whole run, checks and evals on the same case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stateval.errors import MutationError
+from stateval.mutation._evals import EvalOutcome
+from stateval.run import CaseResult, CaseScore, RunSummary
+from stateval.state import InterpretiveState
+from stateval.suite import Case
+
+__all__ = [
+    "Outcomes",
+    "Run",
+    "eval_kills",
+    "eval_scores",
+    "headline",
+    "kills_of",
+    "same",
+    "transformed",
+]
+
+Outcomes = dict[tuple[str, str], EvalOutcome]
+"""Eval outcomes keyed by ``(case_id, eval_name)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of the suite (baseline or mutant): results, scores, summary, eval outcomes."""
+
+    results: dict[str, CaseResult]
+    scores: dict[str, CaseScore]
+    summary: RunSummary
+    outcomes: Outcomes
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def transformed(
+    base: dict[str, CaseResult], cases: Sequence[Case], transforms: Sequence[Any]
+) -> dict[str, CaseResult]:
+    out: dict[str, CaseResult] = {}
+    for case in cases:
+        result = base[case.id]
+        if result.post_state is None:
+            out[case.id] = result
+            continue
+        post = result.post_state.copy()
+        try:
+            for transform in transforms:
+                post = transform(case.pre_state.copy(), case.input, post)
+            if not isinstance(post, InterpretiveState):
+                raise MutationError(f"an output transform returned {type(post).__name__}")
+        except Exception as exc:
+            out[case.id] = CaseResult(
+                case.id, None, _one_line(exc), type(exc).__name__, result.time_used
+            )
+            continue
+        out[case.id] = CaseResult(case.id, post, None, None, result.time_used)
+    return out
+
+
+def same(a: CaseResult, b: CaseResult) -> bool:
+    return a.post_state == b.post_state and a.error == b.error
+
+
+def headline(s: RunSummary) -> tuple[Any, ...]:
+    return (s.overall_match_rate, s.accuracy, s.joint_goal_accuracy, s.slot_accuracy, s.n_errors)
+
+
+def eval_scores(score: CaseScore) -> list[tuple[str, float]]:
+    return [(e.name, e.score) for e in score.evaluations]
+
+
+def kills_of(
+    base: Run, summary: RunSummary, scores: dict[str, CaseScore], changed: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    kills: list[str] = []
+    keys: dict[str, None] = {}
+    failing = {t.name for t in base.summary.thresholds if not t.passed}
+    for t in summary.thresholds:
+        if not t.passed and t.name not in failing:
+            kills.append(f"threshold {t.describe()}")
+            keys[f"threshold:{t.name}"] = None
+    for case_id in changed:
+        before = {e.name for e in base.scores[case_id].failed_checks}
+        for e in scores[case_id].failed_checks:
+            if e.name not in before:
+                kills.append(f"{e.name} fails on case {case_id}: {e.explanation}")
+                keys[e.name] = None
+    return kills, list(keys)
+
+
+def eval_kills(base: Outcomes, outcomes: Outcomes, kills: list[str], keys: list[str]) -> None:
+    for (case_id, name), outcome in outcomes.items():
+        before = base.get((case_id, name))
+        if outcome.passed or before is None or not before.passed:
+            continue
+        shown = "" if outcome.score is None else f" (score {outcome.score} vs {outcome.threshold})"
+        kills.append(f"eval {name} fails on case {case_id}{shown}")
+        if f"eval:{name}" not in keys:
+            keys.append(f"eval:{name}")

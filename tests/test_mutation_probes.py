@@ -1,0 +1,150 @@
+"""Probes: each rates one dimension of a suite, before and after a mutation run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from stateval.mutation import (
+    MutationConfig,
+    ProbeContext,
+    ProbeResult,
+    provenance_eval,
+    run_mutation,
+    run_probes,
+)
+from stateval.suite import Suite, load_suite
+
+MODULE = """
+from stateval import ValueConfidence
+
+
+def fill(state, input):
+    for part in input.prompt.split(";"):
+        key, sep, value = part.partition("=")
+        if sep:
+            vc = ValueConfidence(value.strip(), 1.0, "stated", input.message_id)
+            state.set_value(key.strip(), vc)
+    return state
+"""
+
+FILL = {
+    "id": "fill",
+    "input": {"prompt": "a.x=1; a.y=2"},
+    "expected_post_state": {"a.x": "1", "a.y": "2"},
+}
+NOTHING = {
+    "id": "nothing",
+    "pre_state": {"a.x": "1"},
+    "input": {"prompt": "hi"},
+    "expected_post_state": {"a.x": "1"},
+}
+CORRECT = {
+    "id": "correct",
+    "pre_state": {"a.x": "1", "a.y": "2"},
+    "input": {"prompt": "a.y=3"},
+    "expected_post_state": {"a.x": "1", "a.y": "3"},
+}
+
+
+def suite(folder: Path, cases: list[dict[str, Any]], **sections: Any) -> Suite:
+    (folder / "probefill_mod.py").write_text(MODULE, encoding="utf-8")
+    data = {
+        "mutator": {"type": "python", "callable": "probefill_mod:fill", "path": "."},
+        "cases": {"inline": cases},
+        **sections,
+    }
+    path = folder / "suite.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return load_suite(path)
+
+
+def probe(context: ProbeContext, name: str) -> ProbeResult:
+    (result,) = run_probes(context, [name])
+    return result
+
+
+def test_field_coverage_counts_fields_no_verdict_element_reads(tmp_path: Path) -> None:
+    bare = ProbeContext.of(suite(tmp_path, [FILL]))
+    result = probe(bare, "field_coverage")
+    assert not result.ok
+    assert result.metrics == {"n_fields": 2, "n_own": 0, "n_aggregate_only": 0, "n_uncovered": 2}
+    assert result.detail is not None
+    assert "a.x, a.y" in result.detail
+    one = ProbeContext.of(suite(tmp_path, [FILL], thresholds={"fields": {"a.x": 1.0}}))
+    assert probe(one, "field_coverage").metrics["n_uncovered"] == 1
+    both = ProbeContext.of(
+        suite(
+            tmp_path,
+            [FILL],
+            thresholds={"accuracy": 0.9},
+            checks={"a.y": [{"type": "json_parseable"}]},
+        )
+    )
+    result = probe(both, "field_coverage")
+    assert result.ok
+    assert (result.metrics["n_own"], result.metrics["n_aggregate_only"]) == (1, 1)
+
+
+def test_negative_and_delta_cases(tmp_path: Path) -> None:
+    only_fill = ProbeContext.of(suite(tmp_path, [FILL]))
+    assert not probe(only_fill, "negative_case").ok
+    assert not probe(only_fill, "delta_cases").ok
+    full = ProbeContext.of(suite(tmp_path, [FILL, NOTHING, CORRECT]))
+    negative = probe(full, "negative_case")
+    assert negative.ok
+    assert negative.metrics == {"n_negative": 1}
+    delta = probe(full, "delta_cases")
+    assert delta.ok
+    assert delta.metrics == {"n_delta": 1, "n_corrections": 1}
+
+
+async def test_threshold_calibration_flags_missing_loose_and_failing_thresholds(
+    tmp_path: Path,
+) -> None:
+    cases = [FILL, NOTHING, CORRECT]
+    none = await run_mutation(suite(tmp_path, cases), MutationConfig(operators="stale"))
+    calibration = next(p for p in none.probes if p.name == "threshold_calibration")
+    assert not calibration.ok
+    assert "no thresholds" in calibration.summary
+    loose = await run_mutation(
+        suite(tmp_path, cases, thresholds={"accuracy": 0.5, "overall_match_rate": 0.98}),
+        MutationConfig(operators="stale"),
+    )
+    calibration = next(p for p in loose.probes if p.name == "threshold_calibration")
+    assert not calibration.ok
+    assert calibration.metrics["n_loose"] == 1
+    assert "accuracy 1.000 vs 0.500" in calibration.summary
+    assert calibration.metrics["max_headroom"] == 0.5
+
+
+async def test_redundant_checks_and_discrimination_read_the_mutant_results(
+    tmp_path: Path,
+) -> None:
+    s = suite(
+        tmp_path,
+        [FILL, NOTHING, CORRECT],
+        thresholds={"accuracy": 1.0, "overall_match_rate": 1.0, "fields": {"a.y": 1.0}},
+    )
+    report = await run_mutation(s, MutationConfig(operators="drop_field,strip_provenance"))
+    redundant = next(p for p in report.probes if p.name == "redundant_checks")
+    assert not redundant.ok
+    assert "threshold:fields[a.y] (covered by threshold:accuracy)" in redundant.summary
+    discrimination = next(p for p in report.probes if p.name == "discrimination")
+    assert not discrimination.ok  # strip_provenance changes the output, no score moves
+    assert discrimination.detail is not None
+    assert "removes inference and message_id" in discrimination.detail
+    assert discrimination.metrics["n_moved"] == discrimination.metrics["n_changed"] - 1
+    with_eval = await run_mutation(
+        s, MutationConfig(operators="drop_field,strip_provenance", evals=[provenance_eval])
+    )
+    assert next(p for p in with_eval.probes if p.name == "discrimination").ok
+
+
+def test_a_probe_that_raises_is_a_failed_result(tmp_path: Path) -> None:
+    def broken(config: ProbeContext) -> ProbeResult:
+        raise RuntimeError("no")
+
+    (result,) = run_probes(ProbeContext.of(suite(tmp_path, [FILL])), [broken])
+    assert result == ProbeResult("broken", False, "probe raised RuntimeError: no")
