@@ -38,6 +38,8 @@ from stateval.phoenix._server import EmbeddedPhoenix
 from stateval.phoenix._upload import PhoenixUploader
 from stateval.tracing import configure_tracing, mutation_span
 
+SETTLE = 3.0  # seconds between phases
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -270,15 +272,25 @@ async def run(
     print(f"server {url}, concurrency {concurrency}")
     warm = await bench_stateval(url, Workload("warm-up", 20, 3), concurrency)  # first requests
     await bench_ceiling(url, warm.run_ids, 60, concurrency)  # after a start are slow
+    await asyncio.sleep(SETTLE)
     for workload in workloads:
         n = workload.evaluations
         print(f"\n== {workload.title}: {workload.cases} cases x {workload.evaluators} evaluators")
-        phx = None if skip_phoenix else await bench_run_experiment(url, workload, concurrency)
+        # Each phase starts after a pause: the server ingests spans in the background, and the
+        # previous phase's tail must not be billed to the next one.
+        phx = None
+        if not skip_phoenix:
+            phx = await bench_run_experiment(url, workload, concurrency)
+            await asyncio.sleep(SETTLE)
         ours = await bench_stateval(url, workload, concurrency)
+        await asyncio.sleep(SETTLE)
         sample = min(n, ceiling_sample)
         ceiling = await bench_ceiling(url, ours.run_ids, sample, concurrency) * n / sample
+        await asyncio.sleep(SETTLE)
         runs = await bench_run_ceiling(url, ours.dataset_id, ours.example_ids, concurrency)
+        await asyncio.sleep(SETTLE)
         bulk = await bench_span_annotations(url, ours.span_ids, workload.evaluators, 2)
+        await asyncio.sleep(SETTLE)
         if ours.stored_evaluations != n:
             print(f"!! stateval stored {ours.stored_evaluations} evaluations, expected {n}")
         rows = [
@@ -318,7 +330,7 @@ def main() -> None:
     parser.add_argument(
         "--ceiling-sample",
         type=int,
-        default=1200,
+        default=800,
         help="evaluations POSTed to measure the ceiling's rate (scaled to the workload)",
     )
     args = parser.parse_args()

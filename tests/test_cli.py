@@ -192,3 +192,17 @@ def test_help_does_not_import_heavy_modules() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "run" in out.stdout
     assert "HEAVY []" in out.stdout
+
+
+def test_the_multiwoz_example_runs_locally_and_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    suite = ROOT / "examples" / "multiwoz" / "suite.yaml"
+    result = CliRunner().invoke(app, ["run", str(suite), "--no-phoenix", "--report-json", "r.json"])
+    assert result.exit_code == 0, result.output
+    assert "joint goal accuracy" in result.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["n_cases"] == 213
+    assert report["n_errors"] == 0
+    assert report["joint_goal_accuracy"] >= 0.6

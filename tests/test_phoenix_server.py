@@ -95,8 +95,9 @@ def test_stop_never_signals_a_pid_that_is_not_phoenix(tmp_path: Path) -> None:
 def test_a_server_that_dies_at_start_up_reports_its_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = _script(tmp_path / "phoenix", "echo 'database is locked: boom' >&2\nexit 3\n")
-    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(fake))
+    _script(tmp_path / "phoenix", "echo 'database is locked: boom' >&2\nexit 3\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", "phoenix")  # a bare name is found on PATH
     server = EmbeddedPhoenix(tmp_path / "root", out=lambda line: None)
     server.data_dir.mkdir(parents=True)
     server.state_file.write_text(_stale_record(os.getpid()))  # not a Phoenix: ignored

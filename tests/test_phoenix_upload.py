@@ -194,9 +194,14 @@ async def test_a_run_links_to_its_trace(phoenix_url: str) -> None:
 async def test_refused_requests_and_unreachable_servers_raise_phoenix_unavailable(
     phoenix_url: str,
 ) -> None:
-    async with PhoenixUploader(phoenix_url) as phoenix:
+    async with PhoenixUploader(phoenix_url, retries=1, backoff=0.01) as phoenix:
         with pytest.raises(PhoenixUnavailableError, match="HTTP 404"):
             await phoenix.get_experiment("RXhwZXJpbWVudDo5OTk5OTk=")
+        dataset = await phoenix.ensure_dataset(_name("bad"), _examples(1))
+        experiment = await phoenix.create_experiment(dataset, name="bad")
+        now = datetime.now(UTC)
+        with pytest.raises(PhoenixUnavailableError, match="/runs"):
+            await phoenix.post_run(experiment.id, RunRecord("not-an-example-id", {}, now, now))
     async with PhoenixUploader("http://127.0.0.1:9", retries=2, backoff=0.01) as nowhere:
         with pytest.raises(PhoenixUnavailableError, match="failed 3 times"):
             await nowhere.ensure_dataset("x", [Example("a", {}, {})])

@@ -26,7 +26,7 @@ CRITERION_TYPES: tuple[str, ...] = tuple(
     get_args(member.model_fields["type"].annotation)[0]
     for member in get_args(get_args(Criterion)[0])
 )
-"""The ``type`` of each criterion a check may use (validated by `stateval.checks.parse_criteria`)."""
+"""The ``type`` of each criterion a check may use (see `stateval.checks.parse_criteria`)."""
 
 _Fraction = Annotated[float, Field(ge=0, le=1)]
 

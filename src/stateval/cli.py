@@ -316,6 +316,15 @@ def phoenix_status(debug: Annotated[bool, typer.Option(help="Show tracebacks.")]
             raise typer.Exit(1)
 
 
+def _register_mutate() -> None:
+    from stateval.mutation._command import mutate
+
+    app.command("mutate")(mutate)
+
+
+_register_mutate()
+
+
 def main() -> None:
     """Entry point of the ``stateval`` console script."""
     app()

@@ -66,8 +66,9 @@ def eval_name(fn: object) -> str:
 
 
 def is_llm_eval(fn: object) -> bool:
-    """True when ``fn`` is tagged ``is_llm = True`` (it makes a paid model call)."""
-    return getattr(fn, "is_llm", False) is True
+    """True when ``fn`` (or, for a bound method, its object) is tagged ``is_llm = True``."""
+    owner = getattr(fn, "__self__", None)
+    return getattr(fn, "is_llm", False) is True or getattr(owner, "is_llm", False) is True
 
 
 async def run_eval(fn: Eval, output: Any, case: Any) -> tuple[EvalOutcome, str | None]:

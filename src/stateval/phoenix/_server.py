@@ -176,9 +176,11 @@ def phoenix_executable(*, out: Printer = _stderr) -> Path:
     named = os.environ.get(ENV_SERVER_BIN)
     if named:
         path = Path(named).expanduser()
+        if not path.is_file():
+            path = Path(shutil.which(named) or path)  # a bare name is looked up on PATH
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise PhoenixUnavailableError(f"{ENV_SERVER_BIN}={named} is not an executable file")
-        return path
+        return path.absolute()
     return provision_server_env(out=out)
 
 

@@ -5,7 +5,7 @@ in flight; connection errors, 5xx and 429 are retried with exponential backoff b
 `PhoenixUnavailableError`. Phoenix has no bulk endpoint for experiment runs or evaluations, so the
 speed comes from keeping enough requests in flight to keep the (CPU-bound) server busy.
 
-Endpoints used (Phoenix >= 13):
+Endpoints used (as served by Phoenix 20.26):
     ``GET  /v1/datasets?name=``, ``POST /v1/datasets/upload?sync=true`` (action ``update``,
     ``example_ids``), ``GET /v1/datasets/{id}/examples``, ``POST /v1/datasets/{id}/experiments``,
     ``GET /v1/experiments/{id}``, ``POST /v1/experiments/{id}/runs``,

@@ -250,18 +250,26 @@ def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
 
 
 def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
+    from opentelemetry import context as otel_context
+
     from stateval.tracing import mutation_span
 
     @contextlib.contextmanager
     def open_span(case: Case) -> Iterator[CaseSpan]:
-        with mutation_span(
-            tracing.tracer,
-            case_id=case.id,
-            input=case.input,
-            pre_state=case.pre_state,
-            message_id=case.input.message_id,
-        ) as span:
-            yield span
+        # Each mutator call is the root of its own trace (what its experiment run links to),
+        # even when the run itself happens inside someone else's span.
+        token = otel_context.attach(otel_context.Context())
+        try:
+            with mutation_span(
+                tracing.tracer,
+                case_id=case.id,
+                input=case.input,
+                pre_state=case.pre_state,
+                message_id=case.input.message_id,
+            ) as span:
+                yield span
+        finally:
+            otel_context.detach(token)
 
     return open_span
 
