@@ -120,14 +120,17 @@ def run(
     phoenix_url: Annotated[
         str | None, typer.Option(help="Report to this Phoenix server (base URL).")
     ] = None,
-    no_phoenix: Annotated[bool, typer.Option(help="Run locally only: no Phoenix.")] = False,
+    no_phoenix: Annotated[
+        bool, typer.Option("--no-phoenix", help="Run locally only: no Phoenix.")
+    ] = False,
     report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
     junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
     resume: Annotated[
-        bool, typer.Option(help="Finish the suite's latest run: missing cases and uploads.")
+        bool,
+        typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
     ] = False,
-    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Run a suite: every case through the mutator, scored per field, reported to Phoenix."""
     if phoenix_url and no_phoenix:
@@ -234,7 +237,7 @@ def rescore(
     report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
     junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
-    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Score a journaled run again under the suite's current policies and thresholds."""
     with _errors(debug):
@@ -257,7 +260,7 @@ def rescore(
 @app.command()
 def validate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
-    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Check a suite, its cases and its mutator without running anything."""
     with _errors(debug):
@@ -284,7 +287,9 @@ def schema(
 
 
 @phoenix_app.command("start")
-def phoenix_start(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+def phoenix_start(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
     """Start the embedded Phoenix server (or find it running) and print its URL."""
     with _errors(debug):
         from stateval.phoenix._server import EmbeddedPhoenix
@@ -293,7 +298,9 @@ def phoenix_start(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] 
 
 
 @phoenix_app.command("stop")
-def phoenix_stop(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+def phoenix_stop(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
     """Stop the embedded Phoenix server."""
     with _errors(debug):
         from stateval.phoenix._server import EmbeddedPhoenix
@@ -303,7 +310,9 @@ def phoenix_stop(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] =
 
 
 @phoenix_app.command("status")
-def phoenix_status(debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False) -> None:
+def phoenix_status(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
     """Say whether the embedded Phoenix server is running, and where."""
     with _errors(debug):
         from stateval.phoenix._server import EmbeddedPhoenix

@@ -8,10 +8,12 @@ calls, and can constrain the reply to a JSON Schema in either dialect:
 * OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``, whose root must
   be an object, so a root array (such as `UPDATES_JSON_SCHEMA`) is wrapped as
   ``{"updates": [...]}`` (which `parse_updates` unwraps);
-* llama.cpp's ``{"type": "json_object", "schema": {...}}``.
+* llama.cpp's ``{"type": "json_object", "schema": {...}}``, with the schema simplified for
+  llama-cpp-python's grammar converter (untyped subschemas typed, regex patterns dropped).
 
-With ``schema_dialect="auto"`` it tries the first and, when the server rejects it with a 4xx naming
-``response_format``, switches to the second for the rest of the client's life.
+With ``schema_dialect="auto"`` it tries the first and, when the server rejects it naming
+``response_format`` (a 4xx, or the 500 llama-cpp-python 0.3.x answers), switches to the second
+for the rest of the client's life.
 
 The API key is read from an environment variable when the client is made, sent only in the
 ``Authorization`` header, and kept out of reprs, errors and `LLMCall` records.
