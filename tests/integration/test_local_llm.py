@@ -26,8 +26,11 @@ REGISTRATION = Path(__file__).parents[2] / "examples" / "registration" / "suite.
 class Endpoint(Protocol):
     """What the ``local_llm`` fixture (tests/integration/conftest.py) provides."""
 
-    url: str
-    model: str
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
 
 MESSAGE = StructuredInput(

@@ -28,7 +28,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
@@ -40,21 +40,14 @@ from stateval.errors import (
     MutatorError,
 )
 from stateval.mutators._client import BaseLLMClient
+from stateval.mutators._response_format import SchemaDialect, response_format
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 __all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
 
-SchemaDialect = Literal["auto", "json_schema", "json_object"]
-"""How a response schema is sent: OpenAI's ``json_schema``, llama.cpp's ``json_object``, or auto."""
-
 _RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
-_WRAP_KEY: Final = "updates"
-_ANY_JSON_TYPES: Final = ("string", "number", "integer", "boolean", "null", "array", "object")
-_SHAPE_KEYS: Final = frozenset(
-    {"type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items"}
-)
 _DETAIL_CHARS: Final = 300
 _SK_PATTERN: Final = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 _BEARER_PATTERN: Final = re.compile(r"(?i)\bbearer\s+\S+")
@@ -142,8 +135,8 @@ class OpenAICompatibleClient(BaseLLMClient):
         ...     "gpt-4o-mini", response_schema=UPDATES_JSON_SCHEMA, max_retries=2
         ... )
         >>> mutator = LLMMutator(client)
-        >>> client
-        OpenAICompatibleClient(model='gpt-4o-mini', base_url='https://api.openai.com/v1', ...)
+        >>> client.describe()
+        "OpenAICompatibleClient(model='gpt-4o-mini', base_url='https://api.openai.com/v1')"
     """
 
     def __init__(
@@ -293,7 +286,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         body: dict[str, Any] = {"model": self.model, "messages": self._messages(prompt)}
         body.update(self._invocation_parameters())
         if dialect is not None and self.response_schema is not None:
-            body["response_format"] = _response_format(
+            body["response_format"] = response_format(
                 self.response_schema, dialect, self.schema_name, self.strict
             )
         body.update(self.extra_body)
@@ -427,77 +420,6 @@ class OpenAICompatibleClient(BaseLLMClient):
             text = text.replace(self._api_key, "***")
         text = _BEARER_PATTERN.sub("Bearer ***", text)
         return _SK_PATTERN.sub("sk-***", text)
-
-
-def _response_format(
-    schema: Mapping[str, Any], dialect: str, name: str, strict: bool | None
-) -> dict[str, Any]:
-    if dialect == "json_object":
-        return {"type": "json_object", "schema": _for_llama_cpp(schema)}
-    inner = {key: value for key, value in schema.items() if key != "$schema"}
-    if inner.get("type") != "object":
-        inner = {
-            "type": "object",
-            "properties": {_WRAP_KEY: inner},
-            "required": [_WRAP_KEY],
-            "additionalProperties": False,
-        }
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": name,
-            "schema": inner,
-            "strict": _strict_ok(inner) if strict is None else strict,
-        },
-    }
-
-
-def _for_llama_cpp(schema: Any) -> Any:
-    """``schema`` as llama-cpp-python's grammar converter needs it.
-
-    Its converter rejects a subschema with no type ("any JSON value") and turns regex classes
-    such as ``\\s`` into a grammar llama.cpp cannot parse (the 0.3.x server then dies), so untyped
-    subschemas get every JSON type and ``pattern`` / ``format`` / ``$schema`` are dropped (the
-    reply is validated after decoding anyway).
-    """
-    if isinstance(schema, list):
-        return [_for_llama_cpp(item) for item in schema]
-    if not isinstance(schema, Mapping):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("pattern", "format", "$schema"):
-            continue
-        if key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
-            out[key] = {name: _for_llama_cpp(sub) for name, sub in value.items()}
-        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "not"):
-            out[key] = _for_llama_cpp(value)
-        else:
-            out[key] = value
-    if not _SHAPE_KEYS.intersection(out):
-        out["type"] = list(_ANY_JSON_TYPES)
-    return out
-
-
-def _strict_ok(schema: Any) -> bool:
-    """Whether ``schema`` meets OpenAI's strict structured-output rules (a conservative check)."""
-    if not isinstance(schema, dict):
-        return False
-    if "anyOf" in schema:
-        return all(_strict_ok(option) for option in schema["anyOf"])
-    if not any(key in schema for key in ("type", "enum", "const", "$ref")):
-        return False
-    types = schema.get("type")
-    type_set = set(types) if isinstance(types, list) else {types}
-    if "object" in type_set:
-        properties = schema.get("properties", {})
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required", [])) != set(properties):
-            return False
-        if not all(_strict_ok(sub) for sub in properties.values()):
-            return False
-    return not ("array" in type_set and not _strict_ok(schema.get("items")))
 
 
 def _retry_after(response: httpx.Response) -> float | None:
