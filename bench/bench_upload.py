@@ -38,7 +38,7 @@ from stateval.phoenix._server import EmbeddedPhoenix
 from stateval.phoenix._upload import PhoenixUploader
 from stateval.tracing import configure_tracing, mutation_span
 
-SETTLE = 3.0  # seconds between phases
+SETTLE = 2.0  # seconds between phases
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,157 +29,15 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stateval.errors import PhoenixUnavailableError
+from stateval.phoenix._provision import Printer, locked, phoenix_executable, stderr_printer
 
-__all__ = [
-    "PHOENIX_SERVER_VERSION",
-    "EmbeddedPhoenix",
-    "PhoenixServerStatus",
-    "phoenix_executable",
-    "provision_server_env",
-    "provisioning_commands",
-    "server_env_dir",
-]
-
-PHOENIX_SERVER_VERSION = "20.26.1"
-"""The ``arize-phoenix`` version the embedded server is provisioned with."""
-
-ENV_SERVER_BIN = "STATEVAL_PHOENIX_BIN"
-ENV_SERVER_ENV = "STATEVAL_PHOENIX_SERVER_ENV"
+__all__ = ["EmbeddedPhoenix", "PhoenixServerStatus"]
 
 _PREFERRED_PORT = 6006
 _HOST = "127.0.0.1"
-_MARKER = ".stateval-provisioned"
 # Variables of stateval's own process that must not leak into the server's interpreter, and a
 # database URL that would move the embedded (SQLite, project-local) data somewhere else.
 _DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PHOENIX_SQL_DATABASE_URL")
-
-Printer = Callable[[str], None]
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-# -- the server's own environment ------------------------------------------------------------
-
-
-def server_env_dir() -> Path:
-    """Where the server environment lives: ``$STATEVAL_PHOENIX_SERVER_ENV``, else a cache dir."""
-    override = os.environ.get(ENV_SERVER_ENV)
-    if override:
-        return Path(override).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "stateval" / f"phoenix-server-{PHOENIX_SERVER_VERSION}"
-
-
-def _env_bin(env_dir: Path, name: str) -> Path:
-    if os.name == "nt":
-        return env_dir / "Scripts" / f"{name}.exe"
-    return env_dir / "bin" / name
-
-
-def provisioning_commands(
-    env_dir: Path, *, python: str | None = None, uv: str | None = None
-) -> list[list[str]]:
-    """The commands that create the server environment and install ``arize-phoenix`` into it.
-
-    Args:
-        env_dir: The environment to create.
-        python: Interpreter the environment is based on (default: the running one).
-        uv: Path of a ``uv`` executable; when given, uv creates and fills the environment
-            (much faster than pip).
-    """
-    python = python or sys.executable
-    requirement = f"arize-phoenix=={PHOENIX_SERVER_VERSION}"
-    if uv:
-        return [
-            [uv, "venv", "--python", python, str(env_dir)],
-            [uv, "pip", "install", "--python", str(_env_bin(env_dir, "python")), requirement],
-        ]
-    return [
-        [python, "-m", "venv", str(env_dir)],
-        [
-            str(_env_bin(env_dir, "python")),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            requirement,
-        ],
-    ]
-
-
-def provision_server_env(env_dir: Path | None = None, *, out: Printer = _stderr) -> Path:
-    """Create the server environment if it is not complete yet; return its ``phoenix`` executable.
-
-    Takes a few minutes the first time (it downloads and installs ``arize-phoenix`` and its
-    dependencies); later calls return at once.
-
-    Raises:
-        PhoenixUnavailableError: An installation step failed (its output was printed).
-    """
-    env_dir = env_dir or server_env_dir()
-    executable = _env_bin(env_dir, "phoenix")
-    marker = env_dir / _MARKER
-    env_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(env_dir.parent / f".{env_dir.name}.lock"):
-        if _provisioned(marker) and executable.exists():
-            return executable
-        out(
-            f"Provisioning the Phoenix server (arize-phoenix=={PHOENIX_SERVER_VERSION}) "
-            f"into {env_dir}.\nThis happens once and takes a few minutes."
-        )
-        for command in provisioning_commands(env_dir, uv=shutil.which("uv")):
-            _run_printing(command, out)
-        if not executable.exists():
-            raise PhoenixUnavailableError(
-                f"provisioning left no Phoenix executable at {executable}"
-            )
-        marker.write_text(PHOENIX_SERVER_VERSION + "\n")
-        out("Phoenix server environment ready.")
-        return executable
-
-
-def _provisioned(marker: Path) -> bool:
-    try:
-        return marker.read_text().strip() == PHOENIX_SERVER_VERSION
-    except OSError:
-        return False
-
-
-def _run_printing(command: Sequence[str], out: Printer) -> None:
-    out("$ " + " ".join(command))
-    try:
-        with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out("  " + line.rstrip())
-            code = proc.wait()
-    except OSError as exc:
-        raise PhoenixUnavailableError(f"cannot run {command[0]}: {exc}") from exc
-    if code != 0:
-        raise PhoenixUnavailableError(f"provisioning step failed with exit code {code}: {command}")
-
-
-def phoenix_executable(*, out: Printer = _stderr) -> Path:
-    """The ``phoenix`` executable to run: ``$STATEVAL_PHOENIX_BIN``, else the provisioned one.
-
-    Raises:
-        PhoenixUnavailableError: ``STATEVAL_PHOENIX_BIN`` names no executable file, or
-            provisioning failed.
-    """
-    named = os.environ.get(ENV_SERVER_BIN)
-    if named:
-        path = Path(named).expanduser()
-        if not path.is_file():
-            path = Path(shutil.which(named) or path)  # a bare name is looked up on PATH
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise PhoenixUnavailableError(f"{ENV_SERVER_BIN}={named} is not an executable file")
-        return path.absolute()
-    return provision_server_env(out=out)
-
 
 # -- the running server ----------------------------------------------------------------------
 
@@ -235,7 +90,7 @@ class EmbeddedPhoenix:
         root: Path = Path(".stateval"),
         *,
         startup_timeout: float = 180.0,
-        out: Printer = _stderr,
+        out: Printer = stderr_printer,
     ) -> None:
         self.root = root.expanduser().resolve()
         self.data_dir = self.root / "phoenix"
@@ -252,7 +107,7 @@ class EmbeddedPhoenix:
                 why), or its environment could not be provisioned.
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        with _locked(self.data_dir / "server.lock"):
+        with locked(self.data_dir / "server.lock"):
             record = self._read_record()
             if record is not None and _is_phoenix(record.pid):
                 if _healthy(record.url):
@@ -267,7 +122,7 @@ class EmbeddedPhoenix:
 
         Only the recorded pid is signalled, and only while it is still a Phoenix process.
         """
-        with _locked(self.data_dir / "server.lock") if self.data_dir.exists() else _nolock():
+        with locked(self.data_dir / "server.lock") if self.data_dir.exists() else _nolock():
             record = self._read_record()
             if record is None:
                 return False
@@ -450,16 +305,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind((_HOST, 0))
         return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
