@@ -45,7 +45,7 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
             "",
             "**Fields, worst first**",
             "",
-            "| field | n | errors | mismatched | missing | extra | accuracy |",
+            "| field | n | wrong | mismatched | missing | extra | accuracy |",
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for row in summary.fields[:max_fields]:

@@ -45,7 +45,7 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     if summary.fields:
         table = Table(title="fields, worst first", title_justify="left", show_edge=False)
         table.add_column("field")
-        for name in ("n", "errors", "mismatched", "missing", "extra", "accuracy"):
+        for name in ("n", "wrong", "mismatched", "missing", "extra", "accuracy"):
             table.add_column(name, justify="right")
         for row in summary.fields[:max_fields]:
             style = None if row.passed else "red"
