@@ -8,12 +8,13 @@ calls, and can constrain the reply to a JSON Schema in either dialect:
 * OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``, whose root must
   be an object, so a root array (such as `UPDATES_JSON_SCHEMA`) is wrapped as
   ``{"updates": [...]}`` (which `parse_updates` unwraps);
-* llama.cpp's ``{"type": "json_object", "schema": {...}}``, with the schema simplified for
-  llama-cpp-python's grammar converter (untyped subschemas typed, regex patterns dropped).
+* llama.cpp's ``{"type": "json_object", "schema": {...}}`` (`UPDATES_JSON_SCHEMA` goes as it is;
+  other schemas are adjusted only where llama-cpp-python's grammar converter would fail).
 
 With ``schema_dialect="auto"`` it tries the first and, when the server rejects it naming
 ``response_format`` (a 4xx, or the 500 llama-cpp-python 0.3.x answers), switches to the second
-for the rest of the client's life.
+for the rest of the client's life. `complete` takes a schema per call (what the LLM judge of
+`stateval.phoenix` uses for its classification object).
 
 The API key is read from an environment variable when the client is made, sent only in the
 ``Authorization`` header, and kept out of reprs, errors and `LLMCall` records.
@@ -26,7 +27,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -88,6 +89,50 @@ class LLMCall:
     attempts: int
     response_format: str | None
     invocation_parameters: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Unset:
+    """The type of `_UNSET`: "use the client's own setting"."""
+
+
+_UNSET: Final = _Unset()
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one call sends: messages, and the schema its reply must follow (if any)."""
+
+    messages: list[dict[str, Any]]
+    schema: dict[str, Any] | None
+    schema_name: str
+
+    @property
+    def text_messages(self) -> list[dict[str, str]]:
+        """The messages with their contents as text (for the LLM span)."""
+        return [
+            {"role": str(m.get("role", "")), "content": _content_text(m.get("content"))}
+            for m in self.messages
+        ]
+
+    @property
+    def user_prompt(self) -> str:
+        """The last user message's text (what `LLMCall.prompt` records)."""
+        users = [m for m in self.messages if m.get("role") == "user"]
+        return _content_text(users[-1].get("content")) if users else ""
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The first system message's text, if any."""
+        systems = [m for m in self.messages if m.get("role") == "system"]
+        return _content_text(systems[0].get("content")) if systems else None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
 
 
 @dataclass(slots=True)
@@ -217,34 +262,63 @@ class OpenAICompatibleClient(BaseLLMClient):
         return _safe_url(f"{self.base_url}/chat/completions")
 
     async def generate(self, prompt: str) -> str:
-        """Return the model's reply to ``prompt``.
+        """Return the model's reply to ``prompt`` (constrained to ``response_schema`` if set).
 
         Raises:
             LLMUnavailableError: Unreachable or timed out on every attempt.
             LLMStatusError: An HTTP error status (after retries when retryable).
             LLMResponseError: A 200 with no usable text (e.g. a refusal).
         """
+        return (await self.complete(prompt)).output
+
+    async def complete(
+        self,
+        prompt: str | Sequence[Mapping[str, Any]],
+        *,
+        response_schema: Mapping[str, Any] | _Unset | None = _UNSET,
+        schema_name: str | None = None,
+    ) -> LLMCall:
+        """One chat completion, with this call's own schema if given; the full `LLMCall`.
+
+        Args:
+            prompt: The user message, or the whole message list (``role`` / ``content``
+                mappings; the client's ``system_prompt`` is then not added).
+            response_schema: A JSON Schema for this call's reply (None: unconstrained); the
+                client's ``response_schema`` when omitted. Sent in the client's dialect.
+            schema_name: ``json_schema.name`` for this call (the client's when omitted).
+
+        Raises:
+            LLMUnavailableError: Unreachable or timed out on every attempt.
+            LLMStatusError: An HTTP error status (after retries when retryable).
+            LLMResponseError: A 200 with no usable text (e.g. a refusal).
+        """
+        schema = self.response_schema if isinstance(response_schema, _Unset) else response_schema
+        request = _Request(
+            messages=self._messages(prompt),
+            schema=None if schema is None else dict(schema),
+            schema_name=schema_name or self.schema_name,
+        )
         bound = self._bind()
         async with bound.semaphore:
             if self.tracer is None:
-                return (await self._complete(bound.http, prompt)).output
+                return await self._complete(bound.http, request)
             from stateval.tracing import llm_span
 
             with llm_span(
                 self.tracer,
-                messages=self._messages(prompt),
+                messages=request.text_messages,
                 model_name=self.model,
                 invocation_parameters=self._invocation_parameters(),
                 provider="openai" if "api.openai.com" in self.base_url else None,
             ) as span:
-                call = await self._complete(bound.http, prompt)
+                call = await self._complete(bound.http, request)
                 span.set_response(
                     call.output,
                     prompt_tokens=call.prompt_tokens,
                     completion_tokens=call.completion_tokens,
                     total_tokens=call.total_tokens,
                 )
-                return call.output
+                return call
 
     async def aclose(self) -> None:
         """Close the connection pool of the current event loop (the client stays usable)."""
@@ -270,24 +344,26 @@ class OpenAICompatibleClient(BaseLLMClient):
             self._bound = _LoopBound(loop, http, asyncio.Semaphore(self.max_concurrency))
         return self._bound
 
-    def _dialect(self) -> str | None:
-        if self.response_schema is None:
+    def _dialect(self, schema: Mapping[str, Any] | None) -> str | None:
+        if schema is None:
             return None
         return "json_schema" if self.schema_dialect == "auto" else self.schema_dialect
 
-    def _messages(self, prompt: str) -> list[dict[str, str]]:
-        messages = []
+    def _messages(self, prompt: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        if not isinstance(prompt, str):
+            return [dict(message) for message in prompt]
+        messages: list[dict[str, Any]] = []
         if self.system_prompt:
             messages.append({"role": "system", "content": self.system_prompt})
         messages.append({"role": "user", "content": prompt})
         return messages
 
-    def _body(self, prompt: str, dialect: str | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": self._messages(prompt)}
+    def _body(self, request: _Request, dialect: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
         body.update(self._invocation_parameters())
-        if dialect is not None and self.response_schema is not None:
+        if dialect is not None and request.schema is not None:
             body["response_format"] = response_format(
-                self.response_schema, dialect, self.schema_name, self.strict
+                request.schema, dialect, request.schema_name, self.strict
             )
         body.update(self.extra_body)
         return body
@@ -300,18 +376,18 @@ class OpenAICompatibleClient(BaseLLMClient):
             params["max_tokens"] = self.max_tokens
         return params
 
-    async def _complete(self, http: httpx.AsyncClient, prompt: str) -> LLMCall:
+    async def _complete(self, http: httpx.AsyncClient, request: _Request) -> LLMCall:
         url = f"{self.base_url}/chat/completions"
         started = time.monotonic()
         attempts = 0
         retries = 0
         while True:
-            dialect = self._dialect()
+            dialect = self._dialect(request.schema)
             attempts += 1
             retry_after: float | None = None
             detail = ""
             try:
-                response = await http.post(url, json=self._body(prompt, dialect))
+                response = await http.post(url, json=self._body(request, dialect))
             except httpx.TimeoutException:
                 problem = f"timed out after {self.timeout:g}s"
                 status: int | None = None
@@ -321,7 +397,7 @@ class OpenAICompatibleClient(BaseLLMClient):
             else:
                 status = response.status_code
                 if status == 200:
-                    return self._finish(response, prompt, dialect, started, attempts)
+                    return self._finish(response, request, dialect, started, attempts)
                 detail = self._redact(response.text[:_DETAIL_CHARS])
                 if self._should_switch_dialect(status, dialect, response.text):
                     self.schema_dialect = "json_object"
@@ -370,7 +446,12 @@ class OpenAICompatibleClient(BaseLLMClient):
         )
 
     def _finish(
-        self, response: httpx.Response, prompt: str, dialect: str | None, started: float, n: int
+        self,
+        response: httpx.Response,
+        request: _Request,
+        dialect: str | None,
+        started: float,
+        n: int,
     ) -> LLMCall:
         try:
             payload = response.json()
@@ -391,8 +472,8 @@ class OpenAICompatibleClient(BaseLLMClient):
             model=str(payload.get("model") or self.model),
             requested_model=self.model,
             base_url=_safe_url(self.base_url),
-            prompt=prompt,
-            system_prompt=self.system_prompt,
+            prompt=request.user_prompt,
+            system_prompt=request.system_prompt,
             output=content,
             prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
             completion_tokens=_int_or_none(usage.get("completion_tokens")),

@@ -3,12 +3,13 @@
 * OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``: the root must
   be an object, so any other root is wrapped as ``{"updates": <schema>}`` (`parse_updates`
   unwraps that), and ``strict`` is set only when the schema meets OpenAI's strict rules.
-* llama.cpp's ``{"type": "json_object", "schema": {...}}``, simplified for llama-cpp-python's
-  grammar converter.
+* llama.cpp's ``{"type": "json_object", "schema": {...}}``, adjusted only where
+  llama-cpp-python's grammar converter would fail (see `_for_llama_cpp`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -19,6 +20,10 @@ SchemaDialect = Literal["auto", "json_schema", "json_object"]
 
 _WRAP_KEY: Final = "updates"
 _ANY_JSON_TYPES: Final = ("string", "number", "integer", "boolean", "null", "array", "object")
+_ESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+_GRAMMAR_ESCAPES: Final = frozenset('\\"nrtxuU[](){}|*+?')
+"""Characters after a backslash that survive the converter (llama.cpp's grammar escapes, or
+regex operators it unescapes)."""
 _SHAPE_KEYS: Final = frozenset(
     {"type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items"}
 )
@@ -56,12 +61,13 @@ def response_format(
 
 
 def _for_llama_cpp(schema: Any) -> Any:
-    """``schema`` as llama-cpp-python's grammar converter needs it.
+    """``schema`` as llama-cpp-python's grammar converter (0.3.x) can take it.
 
-    Its converter rejects a subschema with no type ("any JSON value") and turns regex classes
-    such as ``\\s`` into a grammar llama.cpp cannot parse (the 0.3.x server then dies), so untyped
-    subschemas get every JSON type and ``pattern`` / ``format`` / ``$schema`` are dropped (the
-    reply is validated after decoding anyway).
+    `UPDATES_JSON_SCHEMA` passes unchanged (bar ``$schema``). For other schemas, two things
+    would make the converter fail, and the 0.3.x server die, so they are adjusted: a subschema
+    with no type ("any JSON value") gets every JSON type, and a ``pattern`` the converter cannot
+    translate (unanchored, a ``(?`` group, or an escape such as ``\\s``, ``\\d`` or ``\\.``) is
+    dropped. The reply is validated after decoding anyway.
     """
     if isinstance(schema, list):
         return [_for_llama_cpp(item) for item in schema]
@@ -69,7 +75,7 @@ def _for_llama_cpp(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in ("pattern", "format", "$schema"):
+        if key == "$schema" or (key == "pattern" and not _translatable(value)):
             continue
         if key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
             out[key] = {name: _for_llama_cpp(sub) for name, sub in value.items()}
@@ -80,6 +86,16 @@ def _for_llama_cpp(schema: Any) -> Any:
     if not _SHAPE_KEYS.intersection(out):
         out["type"] = list(_ANY_JSON_TYPES)
     return out
+
+
+def _translatable(pattern: object) -> bool:
+    """Whether llama.cpp's converter turns ``pattern`` into a grammar llama.cpp can parse."""
+    if not isinstance(pattern, str) or not (pattern.startswith("^") and pattern.endswith("$")):
+        return False
+    if "(?" in pattern:
+        return False
+    escapes = _ESCAPE.findall(pattern)
+    return all(escape in _GRAMMAR_ESCAPES for escape in escapes)
 
 
 def _strict_ok(schema: Any) -> bool:

@@ -31,10 +31,22 @@ from stateval.errors import (
 )
 from stateval.state import InterpretiveState, ValueConfidence, validate_path
 
-__all__ = ["UPDATES_JSON_SCHEMA", "Update", "apply_updates", "parse_updates"]
+__all__ = ["PATH_PATTERN", "UPDATES_JSON_SCHEMA", "Update", "apply_updates", "parse_updates"]
 
 _REQUIRED: Final = ("path", "value", "confidence")
 _ALLOWED: Final = frozenset({"path", "value", "confidence", "inference"})
+
+_PATH_CHAR: Final = (
+    r'[^."\\\u0000-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]'
+)
+"""One character of a path segment, as a regex class both Python and llama.cpp's grammar
+converter read the same way: not ``.``, a control character or (Unicode) whitespace, which
+`validate_path` rejects, nor ``"`` or ``\\``, which constrained decoding would emit unescaped
+inside the JSON string. Plain ranges only: llama.cpp cannot translate ``\\s`` or ``\\.``."""
+
+PATH_PATTERN: Final = f"^{_PATH_CHAR}+([.]{_PATH_CHAR}+)*$"
+"""The ``pattern`` of an update's path in `UPDATES_JSON_SCHEMA` (`validate_path` stays the
+authority; this pattern accepts a subset of what it accepts: no ``"`` or ``\\``)."""
 
 UPDATES_JSON_SCHEMA: Final[dict[str, Any]] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -47,9 +59,12 @@ UPDATES_JSON_SCHEMA: Final[dict[str, Any]] = {
             "path": {
                 "type": "string",
                 "description": "Dot-separated field path, e.g. registrant.name or items.0.sku.",
-                "pattern": r"^[^.\s\u0000-\u001f]+(\.[^.\s\u0000-\u001f]+)*$",
+                "pattern": PATH_PATTERN,
             },
-            "value": {"description": "The field's new value: any JSON value."},
+            "value": {
+                "type": ["string", "number", "boolean", "null", "array", "object"],
+                "description": "The field's new value: any JSON value.",
+            },
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "inference": {
                 "type": ["string", "null"],
@@ -60,7 +75,10 @@ UPDATES_JSON_SCHEMA: Final[dict[str, Any]] = {
         "additionalProperties": False,
     },
 }
-"""JSON Schema (2020-12) of the array `parse_updates` accepts, for constrained decoding."""
+"""JSON Schema (2020-12) of the array `parse_updates` accepts, for constrained decoding.
+
+Every subschema is typed and the path pattern uses plain character classes, so llama.cpp's
+grammar converter (llama-cpp-python 0.3.x) accepts it as it is."""
 
 
 @dataclass(frozen=True, slots=True)
