@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -184,3 +185,37 @@ def test_schema_rejects_what_the_parser_rejects(bad: dict[str, object]) -> None:
     assert not validator.is_valid([bad])
     with pytest.raises(MutatorOutputError):
         parse_updates(json.dumps([bad]))
+
+
+def test_schema_path_pattern_agrees_with_the_parser_on_every_character() -> None:
+    # The schema may be stricter than the parser only for '"' and '\\', which constrained
+    # decoding would emit unescaped; on every other character the two agree.
+    pattern = re.compile(UPDATES_JSON_SCHEMA["items"]["properties"]["path"]["pattern"])
+    disagree = []
+    for code in range(0x110000):
+        path = f"a{chr(code)}b.c"
+        in_schema = pattern.search(path) is not None
+        try:
+            parse_updates(json.dumps([{"path": path, "value": 1, "confidence": 1}]))
+        except MutatorOutputError:
+            parsed = False
+        else:
+            parsed = True
+        if in_schema != parsed:
+            disagree.append(chr(code))
+    assert disagree == ['"', "\\"]
+
+
+def test_schema_has_no_untyped_value_and_no_class_escapes() -> None:
+    # What llama.cpp's grammar converter needs: every subschema typed, no \s or \. in patterns.
+    item = UPDATES_JSON_SCHEMA["items"]
+    assert all("type" in sub for sub in item["properties"].values())
+    assert set(item["properties"]["value"]["type"]) == {
+        "string",
+        "number",
+        "boolean",
+        "null",
+        "array",
+        "object",
+    }
+    assert not re.search(r"\\[sSdDwW.]", item["properties"]["path"]["pattern"])

@@ -282,7 +282,7 @@ async def test_fallback_also_follows_llama_cpp_python_500(stub: Callable[..., St
     ]
 
 
-async def test_json_object_schema_is_made_safe_for_llama_cpp(
+async def test_the_updates_schema_goes_to_llama_cpp_as_it_is(
     stub: Callable[..., StubServer],
 ) -> None:
     server = stub([Reply(body=completion("[]"))])
@@ -291,9 +291,27 @@ async def test_json_object_schema_is_made_safe_for_llama_cpp(
         await client.generate("x")
     sent = server.requests[0]["response_format"]
     assert sent["type"] == "json_object"
-    item = sent["schema"]["items"]
-    # An untyped "any JSON value" gets every type; regex patterns and $schema are dropped.
-    assert set(item["properties"]["value"]["type"]) == {
+    # Typed throughout, with a pattern llama.cpp's grammar converter can translate.
+    assert sent["schema"] == {k: v for k, v in UPDATES_JSON_SCHEMA.items() if k != "$schema"}
+
+
+async def test_other_schemas_are_made_safe_for_llama_cpp(stub: Callable[..., StubServer]) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "any": {"description": "untyped"},
+            "code": {"type": "string", "pattern": r"^\d+\s$"},
+            "word": {"type": "string", "pattern": "^[a-z]+$"},
+            "loose": {"type": "string", "pattern": "[a-z]"},
+        },
+    }
+    server = stub([Reply(body=completion("{}"))])
+    client = client_for(server, response_schema=schema, schema_dialect="json_object")
+    async with client:
+        await client.generate("x")
+    properties = server.requests[0]["response_format"]["schema"]["properties"]
+    # An untyped "any JSON value" gets every type; patterns llama.cpp cannot translate go.
+    assert set(properties["any"]["type"]) == {
         "string",
         "number",
         "integer",
@@ -302,11 +320,10 @@ async def test_json_object_schema_is_made_safe_for_llama_cpp(
         "array",
         "object",
     }
-    assert "pattern" not in item["properties"]["path"]
-    assert item["properties"]["path"]["type"] == "string"
-    assert item["required"] == ["path", "value", "confidence"]
-    assert "$schema" not in sent["schema"]
-    assert "pattern" in UPDATES_JSON_SCHEMA["items"]["properties"]["path"]  # not mutated
+    assert "pattern" not in properties["code"]
+    assert "pattern" not in properties["loose"]
+    assert properties["word"]["pattern"] == "^[a-z]+$"
+    assert schema["properties"]["code"]["pattern"] == r"^\d+\s$"  # not mutated
 
 
 async def test_json_schema_dialect_wraps_a_root_array_for_openai(

@@ -49,22 +49,45 @@ from stateval.phoenix._judge import (
     JudgeVerdict,
     judge_comparison,
 )
+from stateval.phoenix._provision import PHOENIX_SERVER_VERSION
+from stateval.phoenix._rest import (
+    DatasetRef,
+    EvaluationRecord,
+    Example,
+    ExperimentRef,
+    RunRecord,
+    StoredEvaluation,
+    StoredRun,
+)
 from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJudgeLLM
+from stateval.phoenix._server import EmbeddedPhoenix, PhoenixServerStatus
 from stateval.phoenix._set import evaluator_set
+from stateval.phoenix._upload import PhoenixUploader
 
 __all__ = [
     "DEFAULT_JUDGE_TEMPLATE",
     "FIELD_PREFIX",
     "JUDGE_CHOICES",
+    "PHOENIX_SERVER_VERSION",
     "SCRIPTED_PROVIDER",
     "CheckSpec",
+    "DatasetRef",
+    "EmbeddedPhoenix",
+    "EvaluationRecord",
+    "Example",
+    "ExperimentRef",
     "FieldJudge",
     "JudgeCache",
     "JudgeReply",
     "JudgeVerdict",
     "JudgedComparison",
+    "PhoenixServerStatus",
+    "PhoenixUploader",
     "Policies",
+    "RunRecord",
     "ScriptedJudgeLLM",
+    "StoredEvaluation",
+    "StoredRun",
     "changed_fields_accuracy",
     "check_evaluator",
     "check_evaluators",
