@@ -12,6 +12,7 @@ For each workload, on the same server in one process:
 Usage:
     python bench/bench_upload.py --url http://127.0.0.1:6006
     STATEVAL_PHOENIX_BIN=/path/to/phoenix python bench/bench_upload.py   # starts its own server
+    python bench/bench_upload.py --database-url postgresql://...        # ... on PostgreSQL
     python bench/bench_upload.py --quick
 """
 
@@ -22,7 +23,6 @@ import asyncio
 import contextlib
 import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -33,8 +33,11 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from phoenix_server import add_server_options, phoenix_server
+
 from stateval.phoenix._rest import EvaluationRecord, Example, RunRecord
-from stateval.phoenix._server import EmbeddedPhoenix
 from stateval.phoenix._upload import PhoenixUploader
 from stateval.tracing import configure_tracing, mutation_span
 
@@ -321,7 +324,7 @@ async def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", help="an existing Phoenix server (else one is started)")
+    add_server_options(parser)
     parser.add_argument("--quick", action="store_true", help="50 cases instead of 200")
     parser.add_argument("--cases", type=int, help="cases per workload")
     parser.add_argument("--concurrency", type=int, default=16)
@@ -345,15 +348,8 @@ def main() -> None:
     if args.url:
         asyncio.run(run(args.url.rstrip("/"), workloads, *options))
         return
-    if not os.environ.get("STATEVAL_PHOENIX_BIN"):
-        sys.exit("give --url or set STATEVAL_PHOENIX_BIN to a phoenix executable")
-    with tempfile.TemporaryDirectory(prefix="stateval-bench-") as root:
-        server = EmbeddedPhoenix(Path(root), out=lambda line: print(line, file=sys.stderr))
-        url = server.ensure_running()
-        try:
-            asyncio.run(run(url, workloads, *options))
-        finally:
-            server.stop()
+    with phoenix_server(database_url=args.database_url) as url:
+        asyncio.run(run(url, workloads, *options))
 
 
 if __name__ == "__main__":

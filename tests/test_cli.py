@@ -133,7 +133,9 @@ def test_interrupted_run_is_resumed_without_repeating_cases(project: Path) -> No
     resumed = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--resume"])
     assert resumed.exit_code == 0, resumed.output
     assert "Resuming run" in resumed.stderr
-    assert _calls(project) == ["a", "b", "b", "c"]  # only the missing cases ran
+    calls = _calls(project)
+    assert calls[:2] == ["a", "b"]
+    assert sorted(calls[2:]) == ["b", "c"]  # only the missing cases ran, in any order
     journal = Journal.open(project / ".stateval")
     assert journal.complete
     assert sorted(journal.results) == ["a", "b", "c"]

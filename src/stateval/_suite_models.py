@@ -13,6 +13,7 @@ __all__ = [
     "CaseInputSpec",
     "CaseSpec",
     "CasesSpec",
+    "JudgeSpec",
     "LLMMutatorSpec",
     "MutatorSpec",
     "PhoenixSpec",
@@ -55,18 +56,55 @@ class PythonMutatorSpec(_Strict):
     )
 
 
-class LLMMutatorSpec(_Strict):
+class _ClientSettings(_Strict):
+    """Settings of an `OpenAICompatibleClient` shared by the ``llm`` mutator and the judge."""
+
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Completion token limit per call (server default: none)."
+    )
+    timeout: float = Field(default=60.0, gt=0, description="Seconds allowed per HTTP attempt.")
+    max_retries: int = Field(
+        default=3, ge=0, description="Retries on 408/409/429/5xx, timeouts, connection errors."
+    )
+    max_concurrency: int = Field(default=4, ge=1, description="Calls in flight at once.")
+    schema_dialect: Literal["auto", "json_schema", "json_object"] = Field(
+        default="auto",
+        description="How a response schema is sent: OpenAI's json_schema, llama.cpp's "
+        "json_object, or auto (json_schema, then json_object if the server rejects it).",
+    )
+
+
+class LLMMutatorSpec(_ClientSettings):
     """An `LLMMutator` over an OpenAI-compatible chat endpoint."""
 
     type: Literal["llm"]
     model: str = Field(min_length=1)
-    base_url: str | None = None
+    base_url: str | None = Field(default=None, description="Default: OpenAI's API.")
     api_key_env: str | None = Field(
-        default="OPENAI_API_KEY", description="Environment variable holding the API key."
+        default="OPENAI_API_KEY",
+        description="Environment variable holding the API key (null: the server needs none).",
     )
     instructions: str | None = None
     prompt_template: str | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
+    structured_output: bool = Field(
+        default=True,
+        description="Constrain replies to the update list's JSON Schema (UPDATES_JSON_SCHEMA).",
+    )
+
+
+class JudgeSpec(_ClientSettings):
+    """The LLM judge of fields whose policy says ``judge: llm``.
+
+    Unset settings are the ``llm`` mutator's (one server serves both); with a ``python``
+    mutator, ``model`` must be given and the rest default as for a mutator.
+    """
+
+    provider: Literal["openai-compatible"] = "openai-compatible"
+    model: str | None = Field(default=None, min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float | None = Field(default=0.0, ge=0, le=2)
 
 
 MutatorSpec = Annotated[PythonMutatorSpec | LLMMutatorSpec, Field(discriminator="type")]
@@ -158,7 +196,11 @@ class PhoenixSpec(_Strict):
 
 
 class SuiteModel(_Strict):
-    """A stateval suite file."""
+    """A stateval suite file.
+
+    String values may use environment variables, ``${VAR}`` or ``${VAR:-default}`` (``$${``
+    for a literal ``${``), except in case data and prompt texts.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
@@ -170,6 +212,9 @@ class SuiteModel(_Strict):
     name: str | None = Field(default=None, min_length=1, description="Defaults to the file stem.")
     description: str | None = None
     mutator: MutatorSpec
+    judge: JudgeSpec | None = Field(
+        default=None, description="The LLM judge of fields whose policy says judge: llm."
+    )
     cases: CasesSpec
     policies: dict[str, MatchPolicyModel] = Field(
         default_factory=dict, description="Path or glob -> how that field is compared."

@@ -4,7 +4,9 @@ thresholds) and where to report it (Phoenix names).
 A suite is YAML or JSON validated by `SuiteModel` (unknown keys rejected; `suite_json_schema`
 gives the JSON Schema editors use). `load_suite` reads it, its case file and its slot schema,
 and fails before any work with `SuiteProblemsError`, one line per problem naming the file, the
-line or case id, and the field.
+line or case id, and the field. String values may name environment variables, ``${VAR}`` or
+``${VAR:-default}`` (not in case data or prompt texts; see `stateval._suite_env`); an unset
+variable without a default is a problem naming the file, the field and the variable.
 
 Example:
     >>> import pathlib, tempfile
@@ -30,7 +32,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -45,8 +47,9 @@ from stateval._suite_cases import (
     pydantic_message,
     read_case_file,
 )
+from stateval._suite_env import expand_environment
+from stateval._suite_llm import build_judge, build_llm_mutator
 from stateval._suite_models import (
-    LLMMutatorSpec,
     PythonMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
@@ -54,8 +57,11 @@ from stateval._suite_models import (
 )
 from stateval.checks import Criterion, parse_criteria
 from stateval.errors import StatevalError, SuiteProblemsError
-from stateval.mutators import LLMMutator, Mutator, as_mutator, describe_mutator, load_callable
+from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callable
 from stateval.policy import FieldPolicies
+
+if TYPE_CHECKING:
+    from stateval.phoenix._judge import FieldJudge
 
 __all__ = [
     "Case",
@@ -94,6 +100,8 @@ class Suite:
         suite_hash: sha256 of the suite contents and its cases.
         mutator: The mutator, unless loaded with ``load_mutator=False``.
         mutator_description: One line describing the mutator.
+        judge: The LLM judge of the ``judge:`` block (None without one, or when loaded with
+            ``load_mutator=False``).
     """
 
     path: Path
@@ -109,6 +117,7 @@ class Suite:
     suite_hash: str
     mutator: Mutator | None
     mutator_description: str
+    judge: FieldJudge | None = None
 
     def case(self, case_id: str) -> Case | None:
         """The case with id ``case_id``, or None."""
@@ -181,9 +190,11 @@ def _hash(data: object) -> str:
 def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     """Read and validate a suite, its cases and its slot schema; build its mutator.
 
+    String values may use ``${VAR}`` and ``${VAR:-default}`` (see `stateval._suite_env`).
+
     Args:
         path: The suite file (``.yaml``, ``.yml`` or ``.json``).
-        load_mutator: Import and build the mutator (not needed to rescore a run).
+        load_mutator: Import and build the mutator and the judge (not needed to rescore a run).
 
     Raises:
         SuiteProblemsError: One line per problem, naming file, line or case, and field.
@@ -193,6 +204,15 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     data, text = _read_suite_data(path, label)
     if not isinstance(data, dict):
         raise SuiteProblemsError([format_problem(label, 1, None, None, "a suite is a mapping")])
+    data, env_problems = expand_environment(data, os.environ)
+    if env_problems:
+        locate = line_locator(text)
+        raise SuiteProblemsError(
+            [
+                format_problem(label, locate(loc), None, loc, message)
+                for loc, message in env_problems
+            ]
+        )
     try:
         model = SuiteModel.model_validate(data)
     except ValidationError as exc:
@@ -221,11 +241,14 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
                 format_problem(label, where, None, field, "needs a slot schema ('slots')")
             )
     mutator: Mutator | None = None
+    judge: FieldJudge | None = None
     description = _describe_spec(model)
     if load_mutator:
         mutator = _build_mutator(model, base, label, line_locator(text), problems)
         if mutator is not None:
             description = describe_mutator(mutator)
+        if model.judge is not None:
+            judge = build_judge(model.judge, model.mutator, label, line_locator(text), problems)
     if problems:
         raise SuiteProblemsError(problems)
     name = model.name or path.stem
@@ -249,6 +272,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         suite_hash=_hash({"suite": model.model_dump(mode="json"), "cases": cases_hash}),
         mutator=mutator,
         mutator_description=description,
+        judge=judge,
     )
 
 
@@ -353,49 +377,4 @@ def _build_mutator(
                 format_problem(label, locate(("mutator", "args")), None, field, message)
             )
         return None
-    return _build_llm_mutator(spec, label, locate, problems)
-
-
-def _build_llm_mutator(
-    spec: LLMMutatorSpec, label: str, locate: Any, problems: list[str]
-) -> Mutator | None:
-    line = locate(("mutator", "type"))
-    try:
-        from stateval.mutators._openai import OpenAICompatibleClient
-    except ImportError:
-        problems.append(
-            format_problem(
-                label,
-                line,
-                None,
-                "mutator.type",
-                "llm mutator needs an OpenAI-compatible client, which this version of stateval "
-                "does not ship; use 'type: python' with an LLMMutator built in your code",
-            )
-        )
-        return None
-    if spec.api_key_env and not os.environ.get(spec.api_key_env):
-        problems.append(
-            format_problem(
-                label,
-                locate(("mutator", "api_key_env")),
-                None,
-                "mutator.api_key_env",
-                f"llm mutator needs the environment variable {spec.api_key_env} "
-                "(or set api_key_env: null for a server without a key)",
-            )
-        )
-        return None
-    options: dict[str, Any] = {"api_key_env": spec.api_key_env}
-    if spec.base_url is not None:
-        options["base_url"] = spec.base_url
-    if spec.temperature is not None:
-        options["temperature"] = spec.temperature
-    try:
-        client = OpenAICompatibleClient(spec.model, **options)
-        if spec.prompt_template is not None:
-            return LLMMutator(client, spec.instructions, prompt_template=spec.prompt_template)
-        return LLMMutator(client, spec.instructions)
-    except StatevalError as exc:
-        problems.append(format_problem(label, line, None, "mutator", str(exc)))
-        return None
+    return build_llm_mutator(spec, label, locate, problems)

@@ -23,6 +23,7 @@ The API key is read from an environment variable when the client is made, sent o
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import random
 import re
@@ -325,6 +326,13 @@ class OpenAICompatibleClient(BaseLLMClient):
         bound, self._bound = self._bound, None
         if bound is not None:
             await bound.http.aclose()
+
+    def detached(self) -> OpenAICompatibleClient:
+        """A copy with the same settings and no connection pool (for use on another event loop
+        or thread; close it with `aclose`)."""
+        clone = copy.copy(self)
+        clone._bound = None
+        return clone
 
     async def __aenter__(self) -> OpenAICompatibleClient:
         return self

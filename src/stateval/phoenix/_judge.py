@@ -8,14 +8,19 @@ life of the `JudgeCache` (one run). A judge that fails (an exception or timeout 
 a refusal, a label outside the choices) gives a ``judge_error`` verdict with the reason; it never
 raises.
 
-Any `phoenix.evals.LLM` works, including an OpenAI-compatible server::
+Any `phoenix.evals.LLM` works. For an OpenAI-compatible server (OpenAI, vLLM, Ollama,
+llama.cpp), use `stateval.phoenix._llm.OpenAICompatibleLLM`: its calls go through stateval's
+`OpenAICompatibleClient`, with its retries, timeouts, key redaction and both structured-output
+dialects (llama.cpp's server rejects OpenAI's ``json_schema`` form with an HTTP 500, on which
+phoenix's own openai adapter gives up)::
 
-    from phoenix.evals import LLM
-    llm = LLM(provider="openai", model="qwen2.5-7b-instruct",
-              base_url="http://localhost:8000/v1", api_key="unused", timeout=30.0)
-    judge = FieldJudge(llm)
+    from stateval.mutators._openai import OpenAICompatibleClient
+    client = OpenAICompatibleClient("qwen2.5-7b-instruct", base_url="http://localhost:8000/v1",
+                                    api_key_env=None, timeout=30.0)
+    judge = FieldJudge(OpenAICompatibleLLM(client))  # from stateval.phoenix._llm
 
-(the ``openai`` package must be installed; ``timeout`` is passed to the OpenAI client).
+In async code use `FieldJudge.ajudge` (it does not block the event loop) and ``await
+judge.aclose()`` at the end.
 """
 
 from __future__ import annotations
@@ -161,6 +166,7 @@ class FieldJudge:
         prompt_template: str = DEFAULT_JUDGE_TEMPLATE,
         name: str = "field_judge",
     ) -> None:
+        self.llm = llm
         self.cache = cache if cache is not None else JudgeCache()
         self.evaluator = ClassificationEvaluator(
             name=name,
@@ -183,22 +189,55 @@ class FieldJudge:
         self.cache.put(key, verdict)
         return verdict
 
-    def _ask(self, path: str, rubric: str, expected: Any, actual: Any) -> JudgeVerdict:
-        variables = {
+    async def ajudge(
+        self, path: str, rubric: str | None, expected: Any, actual: Any
+    ) -> JudgeVerdict:
+        """`judge` for async code: the LLM call does not block the event loop (never raises)."""
+        rubric_text = rubric or _NO_RUBRIC
+        key = JudgeCache.key(rubric_text, expected, actual)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return JudgeVerdict(cached.label, cached.explanation, cached=True)
+        try:
+            scores = await self.evaluator.async_evaluate(
+                self._variables(path, rubric_text, expected, actual)
+            )
+        except Exception as exc:
+            verdict = JudgeVerdict("judge_error", _reason(exc))
+        else:
+            verdict = _verdict(scores)
+        self.cache.put(key, verdict)
+        return verdict
+
+    async def aclose(self) -> None:
+        """Release the LLM's connections, when it holds any (an `OpenAICompatibleLLM`)."""
+        close = getattr(self.llm, "aclose", None)
+        if close is not None:
+            await close()
+
+    @staticmethod
+    def _variables(path: str, rubric: str, expected: Any, actual: Any) -> dict[str, str]:
+        return {
             "path": path,
             "rubric": rubric,
             "expected": _canonical(expected),
             "actual": _canonical(actual),
         }
+
+    def _ask(self, path: str, rubric: str, expected: Any, actual: Any) -> JudgeVerdict:
         try:
-            scores = self.evaluator.evaluate(variables)
+            scores = self.evaluator.evaluate(self._variables(path, rubric, expected, actual))
         except Exception as exc:
             return JudgeVerdict("judge_error", _reason(exc))
-        given = scores[0].label if scores else None
-        if given not in JUDGE_CHOICES:
-            return JudgeVerdict("judge_error", f"judge gave no usable label ({given!r})")
-        verdict: VerdictLabel = "equivalent" if given == "equivalent" else "different"
-        return JudgeVerdict(verdict, scores[0].explanation or "")
+        return _verdict(scores)
+
+
+def _verdict(scores: list[Any]) -> JudgeVerdict:
+    given = scores[0].label if scores else None
+    if given not in JUDGE_CHOICES:
+        return JudgeVerdict("judge_error", f"judge gave no usable label ({given!r})")
+    label: VerdictLabel = "equivalent" if given == "equivalent" else "different"
+    return JudgeVerdict(label, scores[0].explanation or "")
 
 
 def _reason(exc: BaseException) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stateval.run._results import CaseResult, CaseScore, Evaluation
+from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_scores
 from stateval.run._scoring import (
     FieldRow,
@@ -16,6 +16,7 @@ from stateval.run._session import (
     PhoenixTarget,
     RunOutcome,
     UploadStatus,
+    close_clients,
     find_resumable,
     rescore,
     run_suite,
@@ -28,6 +29,7 @@ __all__ = [
     "CaseSpan",
     "Evaluation",
     "FieldRow",
+    "Judgement",
     "PhoenixTarget",
     "RunOutcome",
     "RunSummary",
@@ -36,6 +38,7 @@ __all__ = [
     "ThresholdResult",
     "UploadSink",
     "UploadStatus",
+    "close_clients",
     "execute",
     "find_resumable",
     "journaled_scores",

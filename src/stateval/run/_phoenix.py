@@ -209,7 +209,7 @@ class PhoenixSink:
             EvaluationRecord(
                 run_id=run_id,
                 name=e.name,
-                annotator_kind="CODE",
+                annotator_kind=e.annotator_kind,
                 score=e.score,
                 label=e.label,
                 explanation=e.explanation,
@@ -324,6 +324,7 @@ async def run_with_phoenix(
                 span=None if tracing is None else _span_factory(tracing),
                 sink=sink,
                 on_case=on_case,
+                judge=suite.judge,
             )
             await sink.finish()
             drained = True

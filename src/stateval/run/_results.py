@@ -2,15 +2,84 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from stateval.compare import StateComparison
+from stateval.compare import FieldComparison, StateComparison
 from stateval.errors import JournalError, StatevalError
 from stateval.state import InterpretiveState
 
-__all__ = ["CaseResult", "CaseScore", "Evaluation"]
+__all__ = ["CaseResult", "CaseScore", "Evaluation", "Judgement"]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The LLM judge's verdict on one field of one case, journaled with the case's result so
+    that resuming or rescoring a run does not ask the judge again.
+
+    Attributes:
+        path: The field.
+        rubric: The policy's rubric when the judge was asked.
+        expected: The expected value judged.
+        actual: The mutator's value judged.
+        label: ``equivalent``, ``different`` or ``judge_error``.
+        explanation: The judge's reason, or what went wrong.
+    """
+
+    path: str
+    rubric: str | None
+    expected: Any
+    actual: Any
+    label: Literal["equivalent", "different", "judge_error"]
+    explanation: str
+
+    @property
+    def ok(self) -> bool:
+        """False for a ``judge_error``."""
+        return self.label != "judge_error"
+
+    def answers(self, request: FieldComparison) -> bool:
+        """Whether this verdict rules on ``request`` (same field, rubric and values)."""
+        if request.expected is None or request.actual is None or request.path != self.path:
+            return False
+        rubric = request.policy.rubric if request.policy is not None else None
+        return (
+            rubric == self.rubric
+            and _canonical(request.expected.value) == _canonical(self.expected)
+            and _canonical(request.actual.value) == _canonical(self.actual)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored in the journal."""
+        return {
+            "path": self.path,
+            "rubric": self.rubric,
+            "expected": self.expected,
+            "actual": self.actual,
+            "label": self.label,
+            "explanation": self.explanation,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Judgement:
+        """Inverse of `to_dict` (raises KeyError or ValueError when malformed)."""
+        label = data["label"]
+        if label not in ("equivalent", "different", "judge_error"):
+            raise ValueError(f"unknown judge label {label!r}")
+        return cls(
+            path=str(data["path"]),
+            rubric=data.get("rubric"),
+            expected=data.get("expected"),
+            actual=data.get("actual"),
+            label=label,
+            explanation=str(data.get("explanation") or ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +96,7 @@ class CaseResult:
         trace_id: The trace of the mutator call's span, when traced.
         raw_output: An LLM's raw reply when the mutator rejected it.
         started_at: When the call started (ISO 8601, UTC).
+        judgements: The LLM judge's verdicts on this case's judged fields.
     """
 
     case_id: str
@@ -37,6 +107,7 @@ class CaseResult:
     trace_id: str | None = None
     raw_output: str | None = None
     started_at: str | None = None
+    judgements: tuple[Judgement, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -54,6 +125,7 @@ class CaseResult:
             "trace_id": self.trace_id,
             "raw_output": self.raw_output,
             "started_at": self.started_at,
+            "judgements": [j.to_dict() for j in self.judgements],
         }
 
     @classmethod
@@ -74,6 +146,7 @@ class CaseResult:
                 trace_id=data.get("trace_id"),
                 raw_output=data.get("raw_output"),
                 started_at=data.get("started_at"),
+                judgements=tuple(Judgement.from_dict(j) for j in data.get("judgements") or ()),
             )
         except (KeyError, TypeError, ValueError, StatevalError) as exc:
             raise JournalError(f"malformed case result record: {exc}") from exc
@@ -90,12 +163,14 @@ class Evaluation:
         score: A number in [0, 1].
         label: A short category (``matching``, ``missing``, ``pass``...), or None.
         explanation: One human-readable line.
+        annotator_kind: ``LLM`` when an LLM judge decided it, else ``CODE``.
     """
 
     name: str
     score: float
     label: str | None
     explanation: str
+    annotator_kind: Literal["CODE", "LLM"] = "CODE"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -104,6 +179,7 @@ class Evaluation:
             "score": self.score,
             "label": self.label,
             "explanation": self.explanation,
+            "annotator_kind": self.annotator_kind,
         }
 
 

@@ -11,14 +11,18 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.journal import Journal
 from stateval.mutators import Mutator
+from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
 from stateval.suite import Case, Suite
+
+if TYPE_CHECKING:
+    from stateval.phoenix._judge import FieldJudge
 
 __all__ = ["CaseSpan", "SpanFactory", "UploadSink", "execute", "journaled_scores"]
 
@@ -83,11 +87,13 @@ async def execute(
     span: SpanFactory | None = None,
     sink: UploadSink | None = None,
     on_case: Callable[[CaseScore], None] | None = None,
+    judge: FieldJudge | None = None,
 ) -> dict[str, CaseScore]:
     """Run every planned case the journal has no result for; return every case's score.
 
     Cases already in the journal are scored from it (and handed to ``sink``, which skips what it
-    has uploaded before). Each new result is appended to the journal before it is scored.
+    has uploaded before). Each new result is judged where a field's policy asks for the LLM
+    judge, then appended to the journal (verdicts included), then scored.
 
     Args:
         suite: The suite (its cases are looked up by the journal's planned ids).
@@ -98,6 +104,8 @@ async def execute(
         span: Opens a span per mutator call (none when omitted).
         sink: Receives each scored case.
         on_case: Called with each newly scored case (progress bars).
+        judge: Rules on the fields whose policy says ``judge: llm`` (without one, such fields
+            are ``judge_error``).
     """
     open_span = span or _no_span
     scores = journaled_scores(suite, journal, scoring)
@@ -120,6 +128,7 @@ async def execute(
             except asyncio.QueueEmpty:
                 return
             result = await _run_case(case, mutator, evaluator, open_span)
+            result = await judge_result(case, result, scoring.policies, judge)
             await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
             score = score_case(case, result, scoring)
             scores[case.id] = score

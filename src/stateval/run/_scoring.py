@@ -17,6 +17,7 @@ from stateval.compare import StateComparison, compare_states
 from stateval.errors import StatevalError
 from stateval.metrics import FieldAggregate, compare_delta, field_aggregates, slot_metrics
 from stateval.policy import FieldPolicies
+from stateval.run._judging import apply_judgements, field_evaluation
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.state import InterpretiveState
 from stateval.suite import Case, Suite
@@ -70,11 +71,14 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     """Compare a case's post-state with its expected state and build every evaluation.
 
     A failed mutator call is compared against an empty state (every expected field missing);
-    its case-level evaluations are labelled ``error``.
+    its case-level evaluations are labelled ``error``. Fields judged by an LLM take the verdicts
+    journaled in ``result.judgements`` (see `stateval.run._judging`).
     """
     expected = case.expected_post_state
     actual = result.post_state if result.post_state is not None else InterpretiveState()
-    comparison = compare_states(expected, actual, scoring.policies)
+    comparison, judged = apply_judgements(
+        compare_states(expected, actual, scoring.policies), result.judgements
+    )
     ok = result.ok
     evaluations = [
         Evaluation(
@@ -111,12 +115,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             text += f"; wrong: {_paths(wrong)}"
         evaluations.append(Evaluation("slot_accuracy", metrics.slot_accuracy, None, text))
     prefix = "" if ok else f"mutator failed ({result.error_type}); "
-    for f in comparison.fields:
-        evaluations.append(
-            Evaluation(
-                f"field:{f.path}", 1.0 if f.matched else 0.0, f.status.value, prefix + f.explanation
-            )
-        )
+    evaluations.extend(field_evaluation(f, judged, prefix) for f in comparison.fields)
     evaluations.extend(_checks(expected, actual, comparison, scoring, ok))
     return CaseScore(case.id, result, comparison, tuple(evaluations))
 

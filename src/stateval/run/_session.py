@@ -10,6 +10,7 @@ from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
 from stateval.journal import Journal, RunHeader, list_runs
+from stateval.mutators import LLMMutator
 from stateval.run._results import CaseScore
 from stateval.run._runner import execute, journaled_scores
 from stateval.run._scoring import RunSummary, Scoring, summarize
@@ -19,6 +20,7 @@ __all__ = [
     "PhoenixTarget",
     "RunOutcome",
     "UploadStatus",
+    "close_clients",
     "find_resumable",
     "rescore",
     "run_suite",
@@ -141,7 +143,8 @@ async def run_suite(
 
     With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
     linked experiment run with its evaluations; uploads overlap the mutator calls. Without it,
-    the run is local: journal and summary only.
+    the run is local: journal and summary only. The suite's LLM clients are closed at the end
+    (also on error).
 
     Raises:
         SuiteError: The suite was loaded without its mutator.
@@ -149,7 +152,13 @@ async def run_suite(
     if suite.mutator is None:
         raise SuiteError(f"{suite.path}: the suite was loaded without its mutator")
     scoring = Scoring.from_suite(suite)
-    if phoenix is None:
+    try:
+        if phoenix is not None:
+            from stateval.run._phoenix import run_with_phoenix
+
+            return await run_with_phoenix(
+                suite, journal, scoring, phoenix, concurrency=concurrency, on_case=on_case
+            )
         scores = await execute(
             suite,
             journal,
@@ -157,20 +166,31 @@ async def run_suite(
             mutator=suite.mutator,
             concurrency=concurrency,
             on_case=on_case,
+            judge=suite.judge,
         )
-        summary = summarize(
-            scores.values(),
-            scoring,
-            cases=[c for c in suite.cases if c.id in set(journal.header.case_ids)],
-            suite_name=suite.name,
-            run_id=journal.run_id,
-        )
-        return RunOutcome(summary, journal)
-    from stateval.run._phoenix import run_with_phoenix
-
-    return await run_with_phoenix(
-        suite, journal, scoring, phoenix, concurrency=concurrency, on_case=on_case
+    finally:
+        await close_clients(suite)
+    summary = summarize(
+        scores.values(),
+        scoring,
+        cases=[c for c in suite.cases if c.id in set(journal.header.case_ids)],
+        suite_name=suite.name,
+        run_id=journal.run_id,
     )
+    return RunOutcome(summary, journal)
+
+
+async def close_clients(suite: Suite) -> None:
+    """Close the connection pools of the suite's LLM clients (mutator and judge), if any.
+
+    The clients stay usable: a later call opens a new pool.
+    """
+    client = suite.mutator.client if isinstance(suite.mutator, LLMMutator) else None
+    close = getattr(client, "aclose", None)
+    if callable(close):
+        await close()
+    if suite.judge is not None:
+        await suite.judge.aclose()
 
 
 def rescore(suite: Suite, journal: Journal) -> RunSummary:

@@ -1,0 +1,95 @@
+"""LLM-judged fields in a run: ask the judge once per case, journal its verdicts, score with them.
+
+A field whose policy says ``judge: llm`` goes to the judge only when the rule calls its values
+different. The runner asks right after the mutator call (`judge_result`) and the verdicts are
+journaled with the case's result; scoring (`apply_judgements`, `field_evaluation`) only reads
+them, so resuming or rescoring never asks again. A verdict lands in the field's evaluation
+``field:<path>`` with annotator kind ``LLM``; a judge that failed, or was never asked (no
+``judge:`` block, or a policy or value that changed since the run), gives label ``judge_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from stateval.compare import FieldComparison, StateComparison, compare_states
+from stateval.policy import FieldPolicies
+from stateval.run._results import CaseResult, Evaluation, Judgement
+from stateval.suite import Case
+
+if TYPE_CHECKING:
+    from stateval.phoenix._judge import FieldJudge
+
+__all__ = ["apply_judgements", "field_evaluation", "judge_result"]
+
+NO_JUDGE = "no judge configured for a judge: llm policy (add a judge: block to the suite)"
+NOT_JUDGED = "not judged in this run (the field's policy or values changed since)"
+
+
+async def judge_result(
+    case: Case, result: CaseResult, policies: FieldPolicies, judge: FieldJudge | None
+) -> CaseResult:
+    """``result`` with the judge's verdict on every field that asks for one (never raises)."""
+    if not result.ok or result.post_state is None:
+        return result
+    comparison = compare_states(case.expected_post_state, result.post_state, policies)
+    requests = comparison.judge_requests
+    if not requests:
+        return result
+    judgements = await asyncio.gather(*(_judge(request, judge) for request in requests))
+    return replace(result, judgements=tuple(judgements))
+
+
+async def _judge(request: FieldComparison, judge: FieldJudge | None) -> Judgement:
+    assert request.expected is not None
+    assert request.actual is not None
+    rubric = request.policy.rubric if request.policy is not None else None
+    expected, actual = request.expected.value, request.actual.value
+    if judge is None:
+        return Judgement(request.path, rubric, expected, actual, "judge_error", NO_JUDGE)
+    try:
+        verdict = await judge.ajudge(request.path, rubric, expected, actual)
+    except Exception as exc:  # FieldJudge never raises; a user's judge might
+        reason = f"judge failed: {type(exc).__name__}: {exc}"
+        return Judgement(request.path, rubric, expected, actual, "judge_error", reason)
+    return Judgement(request.path, rubric, expected, actual, verdict.label, verdict.explanation)
+
+
+def apply_judgements(
+    comparison: StateComparison, judgements: Sequence[Judgement]
+) -> tuple[StateComparison, dict[str, Judgement | None]]:
+    """``comparison`` with the journaled verdicts applied, and the verdict per judged field.
+
+    A field that asks for the judge but has no verdict for its current rubric and values maps
+    to None and keeps its rule status.
+    """
+    used: dict[str, Judgement | None] = {}
+    for request in comparison.judge_requests:
+        judgement = next((j for j in judgements if j.answers(request)), None)
+        used[request.path] = judgement
+        if judgement is not None and judgement.ok:
+            comparison = comparison.with_judgement(
+                request.path,
+                matched=judgement.label == "equivalent",
+                explanation=judgement.explanation or None,
+            )
+    return comparison, used
+
+
+def field_evaluation(
+    field: FieldComparison, judged: Mapping[str, Judgement | None], prefix: str = ""
+) -> Evaluation:
+    """The evaluation ``field:<path>`` of one compared field."""
+    name = f"field:{field.path}"
+    score = 1.0 if field.matched else 0.0
+    if field.path not in judged:
+        return Evaluation(name, score, field.status.value, prefix + field.explanation)
+    judgement = judged[field.path]
+    if judgement is None or not judgement.ok:
+        reason = NOT_JUDGED if judgement is None else judgement.explanation
+        explanation = f"{prefix}{field.explanation}; judge error: {reason}"
+        return Evaluation(name, score, "judge_error", explanation)
+    return Evaluation(name, score, field.status.value, prefix + field.explanation, "LLM")
