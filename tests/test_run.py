@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from stateval.journal import Journal
-from stateval.mutators import PythonMutator, StructuredInput
+from stateval.mutators import BaseLLMClient, LLMMutator, PythonMutator, StructuredInput
+from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
 from stateval.run import (
     RunOutcome,
     find_resumable,
@@ -229,3 +230,102 @@ def test_checks_and_slot_schema_become_evaluations_and_metrics(tmp_path: Path) -
     assert summary.slot_accuracy == pytest.approx(6 / 9)
     assert summary.joint_goal_accuracy == pytest.approx(1 / 3)
     assert wrong.evaluation("slot_accuracy").score == pytest.approx(1 / 3)  # type: ignore[union-attr]
+
+
+DIET_CASES = [
+    {"id": f"d{i}", "input": {"prompt": said}, "expected_post_state": {"diet": "vegetarian"}}
+    for i, said in enumerate(["veggie", "vegan", "vegetarian"])
+]
+DIET_POLICY = {"diet": {"judge": "llm", "rubric": "same diet", "confidence": "ignore"}}
+
+
+def _says(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    return InterpretiveState.from_flat({"diet": input.prompt})
+
+
+def _judged_suite(tmp_path: Path, judge: FieldJudge | None) -> Suite:
+    suite = _suite(tmp_path, _says, DIET_CASES, policies=DIET_POLICY)
+    return dataclasses.replace(suite, judge=judge)
+
+
+def test_judge_verdicts_land_in_field_evaluations_and_are_journaled(tmp_path: Path) -> None:
+    llm = ScriptedJudgeLLM(
+        lambda prompt: (
+            {"label": "equivalent", "explanation": "veggie means vegetarian"}
+            if '"veggie"' in prompt
+            else {"label": "different", "explanation": "vegan is stricter"}
+        )
+    )
+    root = tmp_path / ".stateval"
+    summary = _run(_judged_suite(tmp_path, FieldJudge(llm)), root).summary
+    veggie, vegan, same = (c.evaluation("field:diet") for c in summary.cases)
+    assert veggie is not None
+    assert vegan is not None
+    assert same is not None
+    assert (veggie.score, veggie.label, veggie.annotator_kind) == (1.0, "matching", "LLM")
+    assert "judge accepts the value (veggie means vegetarian)" in veggie.explanation
+    assert (vegan.score, vegan.label, vegan.annotator_kind) == (0.0, "mismatched", "LLM")
+    assert "vegan is stricter" in vegan.explanation
+    assert (same.label, same.annotator_kind) == ("matching", "CODE")  # the rule matched: no call
+    assert llm.calls == 2
+    assert summary.accuracy == pytest.approx(2 / 3)
+    # Verdicts are journaled: rescoring (or resuming) does not ask the judge again.
+    journal = Journal.open(root, "latest")
+    assert [j["label"] for j in journal.results["d0"]["judgements"]] == ["equivalent"]
+    again = rescore(_judged_suite(tmp_path, None), journal)
+    assert llm.calls == 2
+    assert again.cases[0].evaluation("field:diet") == veggie
+    assert again.accuracy == summary.accuracy
+
+
+def test_judge_failures_and_a_missing_judge_are_judge_errors_not_crashes(tmp_path: Path) -> None:
+    llm = ScriptedJudgeLLM([TimeoutError("no answer in 5s"), {"label": "maybe"}])
+    summary = _run(_judged_suite(tmp_path, FieldJudge(llm)), tmp_path / "a", concurrency=1).summary
+    first, second, _ = (c.evaluation("field:diet") for c in summary.cases)
+    assert first is not None
+    assert second is not None
+    assert (first.score, first.label, first.annotator_kind) == (0.0, "judge_error", "CODE")
+    assert "judge error: judge timed out: no answer in 5s" in first.explanation
+    assert second.label == "judge_error"
+    assert "invalid label 'maybe'" in second.explanation
+    unjudged = _run(_judged_suite(tmp_path, None), tmp_path / "b").summary
+    evaluation = unjudged.cases[0].evaluation("field:diet")
+    assert evaluation is not None
+    assert evaluation.label == "judge_error"
+    assert "add a judge: block to the suite" in evaluation.explanation
+
+
+class _ClosingClient(BaseLLMClient):
+    def __init__(self) -> None:
+        self.closed = 0
+
+    async def generate(self, prompt: str) -> str:
+        return '[{"path": "hotel.area", "value": "north", "confidence": 1}]'
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+class _ClosingJudgeLLM(ScriptedJudgeLLM):
+    closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+def test_a_run_closes_its_llm_clients_also_when_it_fails(tmp_path: Path) -> None:
+    client = _ClosingClient()
+    llm = _ClosingJudgeLLM(["equivalent"])
+    suite = dataclasses.replace(
+        _suite(tmp_path, None, CASES[:1]), mutator=LLMMutator(client), judge=FieldJudge(llm)
+    )
+    assert _run(suite, tmp_path / "a").summary.n_cases == 1
+    assert (client.closed, llm.closed) == (1, 1)
+
+    def explode(score: object) -> None:
+        raise RuntimeError("progress bar broke")
+
+    journal = start_journal(tmp_path / "b", suite)
+    with pytest.raises(ExceptionGroup):
+        asyncio.run(run_suite(suite, journal, concurrency=1, on_case=explode))
+    assert (client.closed, llm.closed) == (2, 2)

@@ -29,6 +29,7 @@ import yaml
 
 from stateval.journal import Journal
 from stateval.mutators import PythonMutator, StructuredInput
+from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
 from stateval.run import PhoenixTarget, RunOutcome, run_suite, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
@@ -456,3 +457,27 @@ def test_an_llm_suite_records_an_llm_span_inside_each_mutation_span(
         assert llm["attributes"]["llm.model_name"] == "tiny-model"
         assert llm["attributes"]["llm.token_count.total"] == 18
         assert "Fill in the user's name." in llm["attributes"]["input.value"]
+
+
+def test_judge_verdicts_are_uploaded_as_llm_evaluations(tmp_path: Path, phoenix_url: str) -> None:
+    data = {
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {"inline": CASES[2:3]},  # "Cy" for "Cyrus"
+        "policies": {"user.name": {"judge": "llm", "rubric": "nicknames count"}},
+        "phoenix": {"dataset": f"judged-{uuid.uuid4().hex[:8]}"},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(data))
+    llm = ScriptedJudgeLLM([{"label": "equivalent", "explanation": "Cy is short for Cyrus"}])
+    suite = dataclasses.replace(
+        load_suite(path, load_mutator=False), mutator=PythonMutator(_tracker), judge=FieldJudge(llm)
+    )
+    outcome = _run(suite, tmp_path / ".stateval", phoenix_url)
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    experiment_id = outcome.journal.ack("experiment")["experiment_id"]  # type: ignore[index]
+    annotations = _annotations(phoenix_url, experiment_id)
+    (field,) = [a for (_, name), a in annotations.items() if name == "field:user.name"]
+    assert (field["score"], field["label"]) == (1.0, "matching")
+    assert field["annotator_kind"] == "LLM"
+    assert "judge accepts the value (Cy is short for Cyrus)" in field["explanation"]

@@ -11,11 +11,14 @@ import pytest
 import yaml
 
 from stateval.errors import SuiteProblemsError
+from stateval.mutators import UPDATES_JSON_SCHEMA
+from stateval.phoenix import FieldJudge
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import load_suite, suite_json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 MULTIWOZ = ROOT / "examples" / "multiwoz" / "suite.yaml"
+REGISTRATION = ROOT / "examples" / "registration" / "suite.yaml"
 
 MUTATOR_SOURCE = """
 from stateval.state import InterpretiveState, ValueConfidence
@@ -331,6 +334,7 @@ def test_published_schema_is_current_and_accepts_the_example_suite() -> None:
     jsonschema.validate(example, published)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**example, "unknown": 1}, published)
+    jsonschema.validate(yaml.safe_load(REGISTRATION.read_text()), published)
 
 
 def test_multiwoz_example_suite_loads() -> None:
@@ -352,3 +356,123 @@ def test_cases_hash_changes_with_a_case_but_not_with_policies(tmp_path: Path) ->
     two = load_suite(_write(tmp_path, base + case % 2, "two.yaml"), load_mutator=False)
     assert one.cases_hash == strict.cases_hash != two.cases_hash
     assert one.suite_hash != strict.suite_hash
+
+
+def test_environment_variables_are_expanded_in_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATEVAL_TEST_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("STATEVAL_TEST_UNSET", raising=False)
+    monkeypatch.setenv("STATEVAL_TEST_EMPTY", "")
+    path = _write(
+        tmp_path,
+        """
+name: ${STATEVAL_TEST_UNSET:-fallback}-${STATEVAL_TEST_EMPTY:-x}
+description: literal $${NOT_A_VAR}
+mutator:
+  type: llm
+  model: m
+  base_url: ${STATEVAL_TEST_URL}
+  api_key_env: null
+  instructions: "Fill ${kept} as written"
+concurrency: ${STATEVAL_TEST_UNSET:-3}
+cases: {inline: [{id: a, input: {prompt: "say ${NOPE}"}, expected_post_state: {}}]}
+""",
+    )
+    suite = load_suite(path)
+    assert suite.name == "fallback-x"
+    assert suite.model.description == "literal ${NOT_A_VAR}"
+    assert suite.model.concurrency == 3
+    spec = suite.model.mutator
+    assert spec.type == "llm"
+    assert spec.base_url == "http://127.0.0.1:9/v1"
+    # Prompt texts and case data are used as written.
+    assert spec.instructions == "Fill ${kept} as written"
+    assert suite.cases[0].input.prompt == "say ${NOPE}"
+
+
+def test_an_unset_environment_variable_names_file_field_and_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATEVAL_TEST_UNSET", raising=False)
+    path = _write(
+        tmp_path,
+        """mutator:
+  type: llm
+  model: m
+  base_url: ${STATEVAL_TEST_UNSET}
+  api_key_env: null
+phoenix: {project: "${broken"}
+cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}
+""",
+    )
+    problems = _problems(path)
+    assert problems == [
+        "suite.yaml:4: mutator.base_url: environment variable STATEVAL_TEST_UNSET is not set "
+        "(set it, or give a default: ${STATEVAL_TEST_UNSET:-value})",
+        "suite.yaml:6: phoenix.project: malformed ${...}: write ${VAR} or ${VAR:-default} "
+        "($${ for a literal ${)",
+    ]
+
+
+LLM_SUITE = """mutator:
+  type: llm
+  model: small
+  base_url: http://127.0.0.1:9/v1
+  api_key_env: null
+  max_tokens: 128
+  timeout: 7.5
+  max_retries: 1
+  max_concurrency: 2
+  schema_dialect: json_object
+{extra}
+cases: {{inline: [{{id: a, input: {{prompt: x}}, expected_post_state: {{}}}}]}}
+"""
+
+
+def test_llm_mutator_settings_reach_its_client(tmp_path: Path) -> None:
+    suite = load_suite(_write(tmp_path, LLM_SUITE.format(extra="")))
+    client = suite.mutator.client  # type: ignore[union-attr]
+    assert (client.model, client.base_url) == ("small", "http://127.0.0.1:9/v1")
+    assert (client.max_tokens, client.timeout, client.max_retries) == (128, 7.5, 1)
+    assert (client.max_concurrency, client.schema_dialect) == (2, "json_object")
+    assert client.temperature == 0.0
+    assert client.response_schema == UPDATES_JSON_SCHEMA
+    assert suite.judge is None
+    free = load_suite(
+        _write(tmp_path, LLM_SUITE.format(extra="  structured_output: false"), "free.yaml")
+    )
+    assert free.mutator.client.response_schema is None  # type: ignore[union-attr]
+
+
+def test_judge_block_takes_unset_settings_from_the_llm_mutator(tmp_path: Path) -> None:
+    suite = load_suite(_write(tmp_path, LLM_SUITE.format(extra="judge: {max_tokens: 64}")))
+    assert isinstance(suite.judge, FieldJudge)
+    client = suite.judge.llm.client  # type: ignore[attr-defined]
+    assert (client.model, client.base_url, client.timeout) == (
+        "small",
+        "http://127.0.0.1:9/v1",
+        7.5,
+    )
+    assert (client.max_tokens, client.schema_dialect, client.temperature) == (64, "json_object", 0)
+    assert client.response_schema is None  # each classification sends Phoenix's own schema
+    # Rescoring does not need the judge.
+    assert load_suite(suite.path, load_mutator=False).judge is None
+
+
+def test_judge_without_a_model_or_its_key_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATEVAL_TEST_NO_KEY", raising=False)
+    base = 'mutator: {type: python, callable: "builtins:print"}\n'
+    cases = "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n"
+    (problem,) = _problems(_write(tmp_path, base + "judge: {timeout: 5}\n" + cases))
+    assert problem == (
+        "suite.yaml:2: judge.model: the judge needs a model (or an llm mutator to take it from)"
+    )
+    keyed = "judge: {model: gpt-4o-mini, api_key_env: STATEVAL_TEST_NO_KEY}\n"
+    (problem,) = _problems(_write(tmp_path, base + keyed + cases))
+    assert problem.startswith(
+        "suite.yaml:2: judge.api_key_env: the judge needs the environment variable "
+        "STATEVAL_TEST_NO_KEY"
+    )

