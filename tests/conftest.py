@@ -20,6 +20,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The machine is small and shared: no wall-clock bounds in tests, Hypothesis' included.
+settings.register_profile(
+    "stateval", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("stateval")
 
 
 def _free_port() -> int:

@@ -26,16 +26,16 @@ from typing import Any, TypeAlias
 from stateval.errors import InvalidConfidenceError, InvalidPathError, InvalidValueError, StateError
 
 __all__ = [
-    "JSONValue",
     "InterpretiveState",
+    "JSONValue",
     "ValueConfidence",
     "check_json_value",
     "validate_path",
 ]
 
-JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
+JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
 
-_SEGMENT = re.compile(r"^[^.\s\x00-\x1f]+$")
+_SEGMENT = re.compile(r"[^.\s\x00-\x1f]+")
 
 
 def validate_path(path: object) -> str:
@@ -47,8 +47,9 @@ def validate_path(path: object) -> str:
     for segment in path.split("."):
         if not segment:
             raise InvalidPathError(path, "empty segment (leading, trailing or doubled '.')")
-        if not _SEGMENT.match(segment):
-            raise InvalidPathError(path, f"segment {segment!r} contains whitespace or control chars")
+        if not _SEGMENT.fullmatch(segment):
+            problem = f"segment {segment!r} contains whitespace or control characters"
+            raise InvalidPathError(path, problem)
     return path
 
 

@@ -1,0 +1,215 @@
+"""The interpretive state: candidates, best value, paths, copies, JSON, builders, and bad input."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import stateval.state
+from stateval import (
+    InterpretiveState,
+    InvalidConfidenceError,
+    InvalidPathError,
+    InvalidValueError,
+    StateError,
+    StatevalError,
+    ValueConfidence,
+)
+
+
+def test_docstring_examples_run() -> None:
+    assert doctest.testmod(stateval.state).failed == 0
+
+
+def test_best_is_the_highest_confidence_and_a_tie_goes_to_the_first_added() -> None:
+    state = InterpretiveState()
+    state.add_value("registrant.name", ValueConfidence("Ada", 0.6))
+    state.add_value("registrant.name", ValueConfidence("Ada Lovelace", 0.9))
+    state.add_value("registrant.name", ValueConfidence("A. Lovelace", 0.9))
+    state.add_value("registrant.name", ValueConfidence("Lady Ada", 0.3))
+    best = state.best("registrant.name")
+    assert best is not None
+    assert best.value == "Ada Lovelace"
+    assert [vc.value for vc in state.candidates("registrant.name")] == [
+        "Ada",
+        "Ada Lovelace",
+        "A. Lovelace",
+        "Lady Ada",
+    ]
+
+
+def test_best_of_an_unknown_path_is_none_and_parents_are_not_fields() -> None:
+    state = InterpretiveState.from_flat({"registrant.name": "Ada"})
+    assert state.best("registrant") is None
+    assert state.paths() == ["registrant.name"]
+    assert "registrant" not in state
+    assert "registrant.name" in state
+    assert len(state) == 1
+
+
+def test_paths_keep_the_order_first_added() -> None:
+    state = InterpretiveState()
+    for path in ("b", "a.z", "a.b"):
+        state.add_value(path, ValueConfidence(1, 1.0))
+    state.add_value("b", ValueConfidence(2, 0.5))
+    assert state.paths() == ["b", "a.z", "a.b"]
+    assert list(state) == ["b", "a.z", "a.b"]
+
+
+def test_copy_is_independent() -> None:
+    state = InterpretiveState.from_flat({"a": 1})
+    clone = state.copy()
+    clone.add_value("a", ValueConfidence(2, 1.0))
+    clone.add_value("b", ValueConfidence(3, 1.0))
+    assert state.candidates("a") == [ValueConfidence(1, 1.0)]
+    assert state.paths() == ["a"]
+    assert clone != state
+
+
+def test_set_value_replaces_and_remove_deletes() -> None:
+    state = InterpretiveState.from_flat({"a": 1, "b": 2})
+    state.set_value("a", ValueConfidence(9, 0.2))
+    state.remove("b")
+    state.remove("never-there")
+    assert state.to_flat() == {"a": 9}
+
+
+def test_json_round_trip_keeps_every_candidate_and_its_metadata() -> None:
+    state = InterpretiveState()
+    state.add_value("x.y", ValueConfidence({"k": [1, 2.5, None]}, 0.4, "because", "m-1"))
+    state.add_value("x.y", ValueConfidence("second", 0.7))
+    state.add_value("flag", ValueConfidence(False, 1))
+    text = state.to_json()
+    assert InterpretiveState.from_json(text) == state
+    assert json.loads(text)["fields"]["x.y"][0] == {
+        "value": {"k": [1, 2.5, None]},
+        "confidence": 0.4,
+        "inference": "because",
+        "message_id": "m-1",
+    }
+
+
+def test_from_nested_flattens_objects_and_keeps_lists_as_values() -> None:
+    state = InterpretiveState.from_nested(
+        {"registrant": {"name": "Ada", "tags": ["a", "b"], "empty": {}}, "n": 1}, confidence=0.8
+    )
+    assert state.to_flat() == {"registrant.name": "Ada", "registrant.tags": ["a", "b"], "n": 1}
+    best = state.best("n")
+    assert best is not None
+    assert best.confidence == 0.8
+
+
+def test_with_message_id_fills_only_missing_ids() -> None:
+    state = InterpretiveState()
+    state.add_value("a", ValueConfidence(1, 1.0, message_id="old"))
+    state.add_value("b", ValueConfidence(2, 1.0))
+    stamped = state.with_message_id("new")
+    assert [vc.message_id for p in stamped.paths() for vc in stamped.candidates(p)] == [
+        "old",
+        "new",
+    ]
+
+
+@pytest.mark.parametrize("confidence", [-0.01, 1.01, math.nan, math.inf, "0.5", None, True])
+def test_a_confidence_outside_0_1_or_not_a_number_is_rejected(confidence: object) -> None:
+    with pytest.raises(InvalidConfidenceError, match="invalid confidence"):
+        ValueConfidence("x", confidence)  # type: ignore[arg-type]
+
+
+def test_a_bad_confidence_in_a_builder_names_the_path() -> None:
+    with pytest.raises(InvalidConfidenceError, match=r"'hotel\.area'"):
+        InterpretiveState.from_flat({"hotel.area": "north"}, confidence=2.0)
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("", "empty path"),
+        ("a..b", "empty segment"),
+        (".a", "empty segment"),
+        ("a.", "empty segment"),
+        ("a b", "whitespace"),
+        ("a\n", "whitespace"),
+        ("a\x00b", "control"),
+        (3, "a path is a string"),
+    ],
+)
+def test_an_empty_or_malformed_path_is_rejected_with_the_problem(
+    path: object, problem: str
+) -> None:
+    state = InterpretiveState()
+    with pytest.raises(InvalidPathError, match=problem) as info:
+        state.add_value(path, ValueConfidence(1, 1.0))  # type: ignore[arg-type]
+    assert info.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (math.nan, "JSON cannot hold"),
+        ({"k": math.inf}, "JSON cannot hold"),
+        ({1: "x"}, "non-string key"),
+        ({"a", "b"}, "not a JSON value"),
+        ([object()], "not a JSON value"),
+    ],
+)
+def test_a_value_that_is_not_json_is_rejected(value: object, problem: str) -> None:
+    with pytest.raises(InvalidValueError, match=problem):
+        ValueConfidence(value, 1.0)
+
+
+def test_a_non_json_value_in_a_builder_names_the_path() -> None:
+    with pytest.raises(InvalidValueError, match=r"'a\.b'"):
+        InterpretiveState.from_flat({"a.b": math.nan})
+
+
+def test_every_state_error_is_a_stateval_error() -> None:
+    assert issubclass(InvalidPathError, StateError)
+    assert issubclass(StateError, StatevalError)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"fields": []},
+        {"fields": {"a": {"value": 1, "confidence": 1}}},
+        {"fields": {"a": [{"value": 1}]}},
+        {"fields": {"a": [{"value": 1, "confidence": 1, "why": "x"}]}},
+    ],
+)
+def test_a_malformed_state_document_is_a_state_error(data: object) -> None:
+    with pytest.raises(StateError):
+        InterpretiveState.from_dict(data)  # type: ignore[arg-type]
+
+
+def test_unparseable_state_json_is_a_state_error() -> None:
+    with pytest.raises(StateError, match="does not parse"):
+        InterpretiveState.from_json("{not json")
+
+
+_json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(),
+)
+_paths = st.lists(
+    st.text(alphabet="abcxyz_0123", min_size=1, max_size=4), min_size=1, max_size=3
+).map(".".join)
+
+
+@given(st.dictionaries(_paths, _json_scalars, max_size=8), st.floats(0, 1))
+def test_round_trip_and_copy_preserve_any_flat_state(
+    values: dict[str, object], conf: float
+) -> None:
+    state = InterpretiveState.from_flat(values, confidence=conf)
+    assert InterpretiveState.from_json(state.to_json()) == state
+    assert state.copy() == state
+    assert state.to_flat() == values
