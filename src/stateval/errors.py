@@ -18,16 +18,25 @@ __all__ = [
     "InvalidConfidenceError",
     "InvalidPathError",
     "InvalidValueError",
+    "JournalError",
     "JudgeError",
+    "LLMClientError",
+    "LLMResponseError",
+    "LLMStatusError",
+    "LLMUnavailableError",
+    "LocalModelError",
+    "MutationError",
     "MutatorError",
     "MutatorLoadError",
     "MutatorOutputError",
     "PhoenixUnavailableError",
+    "PluginError",
     "PolicyError",
     "ScriptExhaustedError",
     "StateError",
     "StatevalError",
     "SuiteError",
+    "SuiteProblemsError",
 ]
 
 
@@ -207,15 +216,6 @@ class LocalModelError(StatevalError):
     """The packaged local model or its llama.cpp server cannot be found or started."""
 
 
-__all__ += [
-    "LLMClientError",
-    "LLMResponseError",
-    "LLMStatusError",
-    "LLMUnavailableError",
-    "LocalModelError",
-]
-
-
 # -- suites and runs: every problem of a suite at once, journals --------------------------------
 
 
@@ -238,9 +238,6 @@ class JournalError(StatevalError):
     """A run journal cannot be found, read, resumed or rescored."""
 
 
-__all__ += ["JournalError", "SuiteProblemsError"]
-
-
 class FieldNotFoundError(StateError, KeyError):
     """A field path has no value in a state or mapping."""
 
@@ -261,6 +258,3 @@ class MutationError(StatevalError):
 
 class PluginError(MutationError):
     """An operator, probe or eval plugin is invalid, or its name is already registered."""
-
-
-__all__ += ["MutationError", "PluginError"]

@@ -16,6 +16,7 @@ from stateval.mutators._llm import (
     LLMMutator,
 )
 from stateval.mutators._mutator import Mutator, MutatorFunction, MutatorLike, describe_mutator
+from stateval.mutators._openai import LLMCall, OpenAICompatibleClient
 from stateval.mutators._python import PythonMutator, as_mutator, load_callable
 from stateval.mutators._updates import UPDATES_JSON_SCHEMA, Update, apply_updates, parse_updates
 
@@ -25,11 +26,13 @@ __all__ = [
     "PROMPT_PLACEHOLDERS",
     "UPDATES_JSON_SCHEMA",
     "BaseLLMClient",
+    "LLMCall",
     "LLMClient",
     "LLMMutator",
     "Mutator",
     "MutatorFunction",
     "MutatorLike",
+    "OpenAICompatibleClient",
     "PythonMutator",
     "StructuredInput",
     "Update",

@@ -49,6 +49,7 @@ from stateval.phoenix._judge import (
     JudgeVerdict,
     judge_comparison,
 )
+from stateval.phoenix._llm import OPENAI_COMPATIBLE_PROVIDER, OpenAICompatibleLLM
 from stateval.phoenix._provision import PHOENIX_SERVER_VERSION
 from stateval.phoenix._rest import (
     DatasetRef,
@@ -68,6 +69,7 @@ __all__ = [
     "DEFAULT_JUDGE_TEMPLATE",
     "FIELD_PREFIX",
     "JUDGE_CHOICES",
+    "OPENAI_COMPATIBLE_PROVIDER",
     "PHOENIX_SERVER_VERSION",
     "SCRIPTED_PROVIDER",
     "CheckSpec",
@@ -81,6 +83,7 @@ __all__ = [
     "JudgeReply",
     "JudgeVerdict",
     "JudgedComparison",
+    "OpenAICompatibleLLM",
     "PhoenixServerStatus",
     "PhoenixUploader",
     "Policies",
