@@ -20,6 +20,7 @@ from stateval.harness._evaluators import (
 )
 from stateval.harness._harness import EvaluationHarness
 from stateval.harness._registry import BUILTIN_EVALUATORS, EvaluatorFactory, EvaluatorRegistry
+from stateval.harness._state_evaluators import STATE_METRICS, StateEvaluator, StateMetric
 from stateval.harness._types import (
     EvaluationResult,
     EvaluationSample,
@@ -32,6 +33,7 @@ from stateval.harness._types import (
 
 __all__ = [
     "BUILTIN_EVALUATORS",
+    "STATE_METRICS",
     "CriteriaEvaluator",
     "EmbeddingDistanceEvaluator",
     "EvaluationDataset",
@@ -45,6 +47,8 @@ __all__ = [
     "QAEvaluator",
     "RunReport",
     "SampleFailure",
+    "StateEvaluator",
+    "StateMetric",
     "StringDistanceEvaluator",
     "SystemUnderTest",
     "TrajectoryEvaluator",

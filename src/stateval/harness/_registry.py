@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeAlias
 
 from stateval.errors import EvaluationConfigError, EvaluatorNotFoundError
@@ -13,6 +14,7 @@ from stateval.harness._evaluators import (
     StringDistanceEvaluator,
     TrajectoryEvaluator,
 )
+from stateval.harness._state_evaluators import STATE_METRICS, StateEvaluator
 from stateval.harness._types import EvaluatorProtocol
 
 __all__ = ["BUILTIN_EVALUATORS", "EvaluatorFactory", "EvaluatorRegistry"]
@@ -31,13 +33,16 @@ def _embedding_distance(
     return EmbeddingDistanceEvaluator(client, **options)
 
 
-#: The built-in evaluators of seed 004, by name.
+#: The built-in evaluators by name: the five of seed 004, then stateval's state evaluators
+#: (`StateEvaluator`: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
+#: ``preserved_fields_accuracy``, ``slot_accuracy``; options ``policies`` and ``schema``).
 BUILTIN_EVALUATORS: Mapping[str, EvaluatorFactory] = {
     "criteria": CriteriaEvaluator,
     "qa": QAEvaluator,
     "string_distance": StringDistanceEvaluator,
     "embedding_distance": _embedding_distance,
     "trajectory": TrajectoryEvaluator,
+    **{metric: partial(StateEvaluator, metric) for metric in STATE_METRICS},
 }
 
 

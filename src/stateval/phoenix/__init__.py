@@ -27,7 +27,7 @@ from stateval.phoenix._checks import (
     json_schema,
     matches_regex,
 )
-from stateval.phoenix._coerce import coerce_state, pre_state_of, task_error, task_output
+from stateval.wire import coerce_state, pre_state_of, task_error, task_output
 from stateval.phoenix._evaluators import (
     FIELD_PREFIX,
     Policies,

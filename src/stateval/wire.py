@@ -1,4 +1,4 @@
-"""Read states out of what Phoenix hands an evaluator (the stateval wire format).
+"""The stateval wire format: how states travel through Phoenix and evaluation datasets.
 
 A Phoenix dataset example for one case has::
 
