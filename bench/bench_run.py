@@ -10,7 +10,8 @@ expected state with every third field wrong), on the same server in one process:
     ``stateval run SUITE --phoenix-url URL`` without the progress bar: suite file, journal,
     dataset, experiment, one traced CHAIN span per mutator call, one run and all evaluations per
     case; (b0) the same with ``--no-phoenix`` (mutator + scoring + journal only);
-(c) the server's ceiling: bare concurrent POST loops of the same runs and evaluations;
+(c) the server's ceiling: the same dataset upload, then bare concurrent POST loops of the same
+    runs and evaluations (the spans' ingestion is not in it);
 (d) the ideal: N x 100 ms / concurrency;
 (e) a way past the ceiling: only the case-level evaluations as experiment evaluations, the
     per-field ones as span annotations on each run's CHAIN span, 100 per request.
@@ -187,7 +188,6 @@ class RunResult:
     dataset_id: str | None
     example_ids: list[str]
     project: str | None
-    posted: int
     error: str | None
 
 
@@ -215,7 +215,7 @@ async def bench_stateval(
         print(profiler.output_text(unicode=False, color=False, show_all=False))
     upload = outcome.upload
     if url is None or upload is None:
-        return RunResult(seconds, cpu, 0, None, None, [], None, 0, None)
+        return RunResult(seconds, cpu, 0, None, None, [], None, None)
     ack = journal.ack("experiment") or {}
     experiment_id = ack.get("experiment_id")
     stored = 0
@@ -230,12 +230,29 @@ async def bench_stateval(
         ack.get("dataset_id"),
         list((journal.ack("dataset") or {}).get("example_ids", {}).values()),
         ack.get("project_name"),
-        upload.evaluations,
         upload.error,
     )
 
 
 # -- (c) the ceiling, (e) past it ----------------------------------------------------------------
+
+
+async def bench_dataset_upload(url: str, dataset_id: str) -> float:
+    """Seconds for a bare upload of the same examples as a new dataset."""
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        response = await client.get(f"/v1/datasets/{dataset_id}/examples")
+        examples = response.raise_for_status().json()["data"]["examples"]
+        body = {
+            "action": "create",
+            "name": f"bench-run-bare-{uuid.uuid4().hex[:8]}",
+            "inputs": [e["input"] for e in examples],
+            "outputs": [e["output"] for e in examples],
+            "metadata": [e["metadata"] for e in examples],
+        }
+        start = time.perf_counter()
+        response = await client.post("/v1/datasets/upload", params={"sync": "true"}, json=body)
+        response.raise_for_status()
+        return time.perf_counter() - start
 
 
 async def _run_ids(url: str, experiment_id: str) -> list[str]:
@@ -358,12 +375,14 @@ async def run(
             evals = await bench_eval_ceiling(url, run_ids, sample, post_concurrency) * n / sample
             await asyncio.sleep(settle)
             runs = await bench_run_ceiling(url, ours.dataset_id, ours.example_ids, post_concurrency)
-            ceiling = evals + runs
+            await asyncio.sleep(settle)
+            dataset = await bench_dataset_upload(url, ours.dataset_id)
+            ceiling = dataset + runs + evals
             await asyncio.sleep(settle)
             span_ids = await _root_span_ids(url, ours.project, w.cases)
             bulk = await bench_span_annotations(url, span_ids, w.fields, 2)
             case_level = w.cases * len(CASE_LEVEL)
-            past = runs + evals * case_level / n + bulk
+            past = dataset + runs + evals * case_level / n + bulk
             await asyncio.sleep(settle)
             ideal = w.cases * DELAY / concurrency
 
@@ -385,7 +404,12 @@ async def run(
                 n,
                 f"(client CPU {local.cpu:.2f} s)",
             )
-            _row("(c) ceiling: bare run + eval POSTs", ceiling, n, f"(runs {runs:.2f} s)")
+            _row(
+                "(c) ceiling: bare dataset, run, eval POSTs",
+                ceiling,
+                n,
+                f"(dataset {dataset:.2f} s, runs {runs:.2f} s)",
+            )
             _row("(d) ideal: cases x 0.1 s / concurrency", ideal, n)
             _row("(e) case-level evals + bulk span annots", past, n, f"(annotations {bulk:.2f} s)")
             if phx is not None:

@@ -15,6 +15,7 @@ __all__ = [
     "CasesSpec",
     "JudgeSpec",
     "LLMMutatorSpec",
+    "MutationSpec",
     "MutatorSpec",
     "PhoenixSpec",
     "PythonMutatorSpec",
@@ -195,6 +196,38 @@ class PhoenixSpec(_Strict):
     project: str | None = Field(default=None, min_length=1)
 
 
+_OperatorName = Annotated[str, Field(min_length=1, pattern=r"^[^,\s]+$")]
+
+
+class MutationSpec(_Strict):
+    """Defaults of ``stateval mutate`` for this suite; its command-line options override them.
+
+    Operator and eval names are checked against the registries when ``stateval mutate`` runs
+    (plugins may register more), with one problem line naming this file, the line and the field.
+    """
+
+    operators: list[_OperatorName] | None = Field(
+        default=None,
+        min_length=1,
+        description="Operators to run (default: every registered operator).",
+    )
+    seed: int | None = Field(default=None, description="Seeds every random choice (default 0).")
+    fail_under: float | None = Field(
+        default=None, ge=0, le=100, description="Fail when the mutation score (%) is below this."
+    )
+    evals: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Extra evals: registered names (provenance) or module:attr (searched next "
+        "to this file first).",
+    )
+    max_calls: int | None = Field(
+        default=None, ge=0, description="Most paid calls (LLM mutator calls, is_llm evals)."
+    )
+    max_mutants: int | None = Field(
+        default=None, ge=1, description="Evaluate a seeded random sample of this many mutants."
+    )
+
+
 class SuiteModel(_Strict):
     """A stateval suite file.
 
@@ -239,4 +272,7 @@ class SuiteModel(_Strict):
     )
     thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
     phoenix: PhoenixSpec = Field(default_factory=PhoenixSpec)
+    mutation: MutationSpec | None = Field(
+        default=None, description="Defaults of `stateval mutate` (its options override them)."
+    )
     concurrency: int = Field(default=8, ge=1, le=1024)

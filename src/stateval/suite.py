@@ -1,5 +1,6 @@
 """Suite files: what to run (mutator, cases), how to score it (policies, slots, checks,
-thresholds) and where to report it (Phoenix names).
+thresholds), where to report it (Phoenix names) and how ``stateval mutate`` tests it
+(``mutation:``).
 
 A suite is YAML or JSON validated by `SuiteModel` (unknown keys rejected; `suite_json_schema`
 gives the JSON Schema editors use). `load_suite` reads it, its case file and its slot schema,
@@ -122,6 +123,16 @@ class Suite:
     def case(self, case_id: str) -> Case | None:
         """The case with id ``case_id``, or None."""
         return next((c for c in self.cases if c.id == case_id), None)
+
+    def problem(self, loc: tuple[str | int, ...], message: str) -> str:
+        """One problem line about the setting at ``loc`` in this suite file, as `load_suite`
+        words them: ``file:line: field: message`` (used for the ``mutation:`` section, whose
+        names are checked when ``stateval mutate`` runs)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        return format_problem(_label(self.path), line_locator(text)(loc), None, loc, message)
 
 
 def suite_json_schema() -> dict[str, Any]:
@@ -269,7 +280,10 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
             project=model.phoenix.project or name,
         ),
         cases_hash=cases_hash,
-        suite_hash=_hash({"suite": model.model_dump(mode="json"), "cases": cases_hash}),
+        # `mutation:` only configures `stateval mutate`: it does not change what a run measures.
+        suite_hash=_hash(
+            {"suite": model.model_dump(mode="json", exclude={"mutation"}), "cases": cases_hash}
+        ),
         mutator=mutator,
         mutator_description=description,
         judge=judge,

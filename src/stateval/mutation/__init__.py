@@ -12,6 +12,7 @@ from __future__ import annotations
 from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
 from stateval.mutation._mutant import Mutant, Operator
 from stateval.mutation._operators import STATE_OPERATORS, near_miss
+from stateval.mutation._phoenix import MutationExperiments, log_mutation
 from stateval.mutation._plugins import (
     EVALS,
     OPERATORS,
@@ -28,6 +29,7 @@ from stateval.mutation._probes import BUILTIN_PROBES, Probe, ProbeContext, Probe
 from stateval.mutation._prompt_operators import PROMPT_OPERATORS
 from stateval.mutation._runner import MutationConfig, MutationReport, run_mutation, run_probes
 from stateval.mutation._score import MutantResult, MutationScore, severity, wilson_interval
+from stateval.mutation._settings import resolve_eval, suite_config, suite_fail_under
 from stateval.mutation._system import (
     OutputTransform,
     System,
@@ -50,6 +52,7 @@ __all__ = [
     "Mutant",
     "MutantResult",
     "MutationConfig",
+    "MutationExperiments",
     "MutationReport",
     "MutationScore",
     "Operator",
@@ -64,15 +67,19 @@ __all__ = [
     "generate_mutants",
     "is_llm_mutator",
     "load_plugins",
+    "log_mutation",
     "near_miss",
     "provenance_eval",
     "register_eval",
     "register_operator",
     "register_probe",
+    "resolve_eval",
     "resolve_operators",
     "run_mutation",
     "run_probes",
     "scorer_to_eval",
     "severity",
+    "suite_config",
+    "suite_fail_under",
     "wilson_interval",
 ]

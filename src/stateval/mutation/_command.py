@@ -1,5 +1,9 @@
 """The ``stateval mutate`` command (a typer command function; ``cli.py`` registers it).
 
+Options left unset take the suite's ``mutation:`` section (see `suite_config`). With
+``--phoenix`` or ``--phoenix-url``, the baseline and the survivors (``--phoenix-all``: killed
+mutants too) are logged as experiments on the suite's Phoenix dataset (see `log_mutation`).
+
 Exit codes: 0 the mutation score reaches ``--fail-under`` (or none is set), 1 it does not,
 2 usage or input error (one line per problem on stderr; ``--debug`` adds the traceback).
 """
@@ -10,51 +14,34 @@ import asyncio
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 if TYPE_CHECKING:
-    from stateval.mutation._evals import Eval
     from stateval.mutation._runner import MutationReport
     from stateval.mutation._score import MutantResult
-    from stateval.suite import Suite
+    from stateval.run import PhoenixTarget
 
 __all__ = ["mutate"]
 
 EXIT_PASS, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
 
 
-def _evals(specs: Sequence[str], suite: Suite) -> list[Eval]:
-    from stateval.errors import PluginError
-    from stateval.mutation._plugins import EVALS
-    from stateval.mutators import load_callable
-
-    out: list[Eval] = []
-    for spec in specs:
-        if spec in EVALS:
-            out.append(EVALS[spec])
-        elif ":" in spec:
-            fn = load_callable(spec, search_path=[suite.path.parent])
-            if not callable(fn):
-                raise PluginError(f"--eval {spec}: not callable")
-            out.append(fn)
-        else:
-            known = ", ".join(sorted(EVALS))
-            raise PluginError(
-                f"--eval {spec}: no eval of that name (known: {known}; or module:attr)"
-            )
-    return out
-
-
 def mutate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
     operators: Annotated[
         str | None,
-        typer.Option(help="Comma-separated operator names (default: every registered one)."),
+        typer.Option(
+            help="Comma-separated operator names (default: the suite's mutation.operators, "
+            "else every registered one)."
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the operators' random choices.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the operators' random choices (default 0).")
+    ] = None,
     fail_under: Annotated[
         float | None,
         typer.Option(min=0, max=100, help="Exit 1 when the mutation score (%) is below this."),
@@ -75,9 +62,26 @@ def mutate(
     eval_specs: Annotated[
         list[str] | None,
         typer.Option(
-            "--eval", help="An extra eval: a registered name (provenance) or module:attr."
+            "--eval",
+            help="An extra eval: a registered name (provenance) or module:attr; replaces the "
+            "suite's mutation.evals.",
         ),
     ] = None,
+    phoenix: Annotated[
+        bool,
+        typer.Option(
+            "--phoenix",
+            help="Log the baseline and survivors as Phoenix experiments (PHOENIX_COLLECTOR_"
+            "ENDPOINT, else the embedded server).",
+        ),
+    ] = False,
+    phoenix_url: Annotated[
+        str | None, typer.Option(help="Log to this Phoenix server (base URL); implies --phoenix.")
+    ] = None,
+    phoenix_all: Annotated[
+        bool,
+        typer.Option("--phoenix-all", help="Log killed mutants too, not only survivors."),
+    ] = False,
     debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
 ) -> None:
     """Mutation-test a suite: would it notice if the mutator got worse?"""
@@ -86,17 +90,21 @@ def mutate(
     from stateval.errors import StatevalError
 
     try:
-        report = _run(
+        report, gate = _run(
             suite_path,
             operators=operators,
             seed=seed,
+            fail_under=fail_under,
             concurrency=concurrency,
             max_calls=max_calls,
             max_mutants=max_mutants,
             limit=limit,
-            eval_specs=eval_specs or [],
+            eval_specs=eval_specs or None,
             junit=junit,
             report_json=report_json,
+            phoenix=phoenix or phoenix_url is not None,
+            phoenix_url=phoenix_url,
+            phoenix_mutants="all" if phoenix_all else "survivors",
         )
     except StatevalError as exc:
         if debug:
@@ -106,44 +114,62 @@ def mutate(
         raise typer.Exit(EXIT_USAGE) from None
     from stateval.mutation._report import print_mutation_report
 
-    print_mutation_report(report, Console(highlight=False), fail_under=fail_under)
-    raise typer.Exit(EXIT_PASS if report.passes(fail_under) else EXIT_BELOW)
+    print_mutation_report(report, Console(highlight=False), fail_under=gate)
+    raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW)
+
+
+def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
+    """The server ``stateval run`` would report to: ``--phoenix-url``, else
+    ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
+    from stateval.cli import _home, _resolve_phoenix
+
+    target = _resolve_phoenix(phoenix_url, False, None, _home())
+    assert target is not None
+    return target
 
 
 def _run(
     suite_path: Path,
     *,
     operators: str | None,
-    seed: int,
+    seed: int | None,
+    fail_under: float | None,
     concurrency: int | None,
     max_calls: int | None,
     max_mutants: int | None,
     limit: int | None,
-    eval_specs: Sequence[str],
+    eval_specs: Sequence[str] | None,
     junit: Path | None,
     report_json: Path | None,
-) -> MutationReport:
+    phoenix: bool,
+    phoenix_url: str | None,
+    phoenix_mutants: Literal["survivors", "all"],
+) -> tuple[MutationReport, float | None]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from stateval.errors import StatevalError
     from stateval.mutation._plugins import load_plugins, resolve_operators
     from stateval.mutation._report import write_mutation_json, write_mutation_junit
-    from stateval.mutation._runner import MutationConfig, run_mutation
+    from stateval.mutation._runner import run_mutation
+    from stateval.mutation._settings import suite_config, suite_fail_under
     from stateval.suite import load_suite
 
     load_plugins()
-    resolve_operators(operators)
+    if operators is not None:
+        resolve_operators(operators)
     suite = load_suite(suite_path)
-    config = MutationConfig(
+    config = suite_config(
+        suite,
         operators=operators,
         seed=seed,
-        evals=_evals(eval_specs, suite),
-        concurrency=concurrency or suite.model.concurrency,
+        evals=eval_specs,
+        concurrency=concurrency,
         max_calls=max_calls,
         max_mutants=max_mutants,
         limit=limit,
     )
+    target = _phoenix_target(phoenix_url) if phoenix else None
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -168,10 +194,16 @@ def _run(
                 on_mutant=on_mutant,
             )
         )
+    if target is not None:
+        from stateval.mutation._phoenix import log_mutation
+
+        with Console(stderr=True).status(f"logging to Phoenix at {target.url}"):
+            logged = asyncio.run(log_mutation(suite, report, target, mutants=phoenix_mutants))
+        report = replace(report, phoenix=logged)
     for path, write in ((junit, write_mutation_junit), (report_json, write_mutation_json)):
         if path is not None:
             try:
                 write(report, path)
             except OSError as exc:
                 raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
-    return report
+    return report, suite_fail_under(suite, fail_under)

@@ -63,6 +63,12 @@ def print_mutation_report(
     budget = f" of {report.max_calls}" if report.max_calls is not None else ""
     grid.add_row("paid calls", f"{report.calls}{budget}")
     console.print(grid)
+    logged = report.phoenix
+    if logged is not None:
+        if logged.baseline is not None:
+            console.print(f"Phoenix baseline experiment: {logged.baseline.url}", soft_wrap=True)
+        if logged.error:
+            console.print(Text(f"warning: Phoenix logging stopped: {logged.error}", "yellow"))
     _operator_table(report, console)
     survivors = report.survivors
     if survivors:
@@ -79,6 +85,9 @@ def print_mutation_report(
             )
             if r.suggestion:
                 console.print(Text(f"       would kill it: {r.suggestion}", "cyan"))
+            url = None if logged is None else logged.url_of(r.id)
+            if url:
+                console.print(Text(f"       in Phoenix: {url}", "dim"), soft_wrap=True)
         if len(survivors) > max_survivors:
             console.print(f"  ... and {len(survivors) - max_survivors} more (see --report-json)")
     if report.probes:

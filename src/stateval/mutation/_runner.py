@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stateval.errors import MutationError, PluginError
 from stateval.evaluation import EvaluationContext, LLMEvaluator
@@ -35,6 +35,9 @@ from stateval.mutation._verdict import (
 from stateval.mutators import Mutator, MutatorLike, as_mutator
 from stateval.run import CaseResult, CaseScore, RunSummary, Scoring, score_case, summarize
 from stateval.suite import Case, Suite
+
+if TYPE_CHECKING:
+    from stateval.mutation._phoenix import MutationExperiments
 
 __all__ = ["MutationConfig", "MutationReport", "run_mutation", "run_probes"]
 
@@ -82,6 +85,8 @@ class MutationReport:
         probes: Every probe's result.
         calls: Paid calls made (baseline included).
         max_calls: The budget, if any.
+        phoenix: Where the baseline and mutants were logged in Phoenix, if they were
+            (`stateval.mutation.log_mutation`).
     """
 
     suite_name: str
@@ -93,6 +98,7 @@ class MutationReport:
     probes: tuple[ProbeResult, ...]
     calls: int = 0
     max_calls: int | None = None
+    phoenix: MutationExperiments | None = None
 
     def count(self, status: str) -> int:
         """How many mutants have ``status``."""
@@ -126,6 +132,10 @@ class MutationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (``--report-json``)."""
+        mutants = [r.to_dict() for r in self.results]
+        if self.phoenix is not None:
+            for item in mutants:
+                item["experiment_url"] = self.phoenix.url_of(item["id"])
         return {
             "suite": self.suite_name,
             "seed": self.seed,
@@ -148,8 +158,9 @@ class MutationReport:
             "calls": self.calls,
             "max_calls": self.max_calls,
             "survivors": [r.id for r in self.survivors],
-            "mutants": [r.to_dict() for r in self.results],
+            "mutants": mutants,
             "probes": [p.to_dict() for p in self.probes],
+            "phoenix": None if self.phoenix is None else self.phoenix.to_dict(),
         }
 
 
@@ -350,7 +361,8 @@ async def run_mutation(
 
     Args:
         suite: A loaded suite (with its mutator, unless ``mutator`` is given).
-        config: Operators, seed, evals, probes, budget (defaults: everything registered).
+        config: Operators, seed, evals, probes, budget (default: the suite's ``mutation:``
+            section, see `suite_config`; without one, everything registered).
         mutator: Test this mutator instead of the suite's.
         on_plan: Called with the number of mutants once they are generated.
         on_mutant: Called with each mutant's result as it is decided (progress bars).
@@ -358,8 +370,13 @@ async def run_mutation(
     Raises:
         MutationError: No mutator, or ``max_calls`` cannot cover the baseline.
         PluginError: An operator, eval or probe is unknown or broken.
+        SuiteProblemsError: Without ``config``, the suite's ``mutation:`` section names an
+            operator or eval that is not registered.
     """
-    config = config or MutationConfig()
+    if config is None:
+        from stateval.mutation._settings import suite_config
+
+        config = suite_config(suite)
     chosen = mutator if mutator is not None else suite.mutator
     if chosen is None:
         raise MutationError(f"{suite.path}: no mutator to test (the suite was loaded without it)")

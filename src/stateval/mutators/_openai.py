@@ -32,8 +32,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-import httpx
-
 from stateval.errors import (
     LLMClientError,
     LLMResponseError,
@@ -45,6 +43,7 @@ from stateval.mutators._client import BaseLLMClient
 from stateval.mutators._response_format import SchemaDialect, response_format
 
 if TYPE_CHECKING:
+    import httpx
     from opentelemetry.trace import Tracer
 
 __all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
@@ -348,6 +347,8 @@ class OpenAICompatibleClient(BaseLLMClient):
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
+            import httpx  # imported on first use: `stateval --help` stays light
+
             http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.timeout))
             self._bound = _LoopBound(loop, http, asyncio.Semaphore(self.max_concurrency))
         return self._bound
@@ -385,6 +386,8 @@ class OpenAICompatibleClient(BaseLLMClient):
         return params
 
     async def _complete(self, http: httpx.AsyncClient, request: _Request) -> LLMCall:
+        import httpx
+
         url = f"{self.base_url}/chat/completions"
         started = time.monotonic()
         attempts = 0
@@ -525,6 +528,8 @@ def _int_or_none(value: Any) -> int | None:
 
 def _safe_url(url: str) -> str:
     """``url`` without user info or query string (either may hold a credential)."""
+    import httpx
+
     parsed = httpx.URL(url)
     return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
 

@@ -1,0 +1,288 @@
+"""A mutation test logged to Phoenix, so survivors can be inspected in its UI.
+
+The suite's cases are the suite's Phoenix dataset (the version ``stateval run`` uses, created or
+versioned the same way). The baseline becomes the experiment ``<prefix>-mutation-baseline``
+with a run per case; each logged mutant (survivors by default, killed ones too on request)
+becomes ``<prefix>-mutant-<operator>-<n>`` (``n`` from its id, ``M007`` -> 7) with a run per
+case whose output it changed: the other cases are the baseline's. Every run carries the
+evaluations the runner's scoring produced for it (``state_accuracy``, ``overall_match``,
+``field:<path>``, ``check:<path>``...); the experiment's metadata says what the mutant changed,
+its operator, severity, status and suggestion. Phoenix's compare view, baseline first, shows
+a survivor's changed cases side by side with the baseline's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.mutation._score import MutantResult
+from stateval.run import CaseScore, PhoenixTarget
+from stateval.suite import Suite
+
+if TYPE_CHECKING:
+    from stateval.mutation._runner import MutationReport
+    from stateval.phoenix._rest import DatasetRef, ExperimentRef, RunRecord
+    from stateval.phoenix._upload import PhoenixUploader
+
+__all__ = ["LOGGED_STATUSES", "MutationExperiments", "log_mutation", "mutant_experiment_name"]
+
+LOGGED_STATUSES: dict[str, tuple[str, ...]] = {
+    "survivors": ("survived",),
+    "all": ("survived", "killed"),
+}
+"""Which mutants `log_mutation` logs: survivors (the default), or killed ones too."""
+
+_MAX_REQUESTS = 16
+_SHOWN_CASES = 50
+
+
+@dataclass(frozen=True, slots=True)
+class MutationExperiments:
+    """Where a mutation test went in Phoenix.
+
+    Attributes:
+        url: The Phoenix server.
+        dataset_id: The suite's dataset.
+        baseline: The baseline's experiment (None if it could not be created).
+        mutants: Mutant id -> its experiment.
+        runs: Experiment runs posted.
+        evaluations: Evaluations posted.
+        error: Why logging stopped early, if it did (the mutation test itself is unaffected).
+    """
+
+    url: str
+    dataset_id: str | None = None
+    baseline: ExperimentRef | None = None
+    mutants: Mapping[str, ExperimentRef] = field(default_factory=dict)
+    runs: int = 0
+    evaluations: int = 0
+    error: str | None = None
+
+    def url_of(self, mutant_id: str) -> str | None:
+        """The mutant's experiment in the Phoenix UI, compared with the baseline when there is
+        one (the baseline is the compare view's base), or None when it was not logged."""
+        ref = self.mutants.get(mutant_id)
+        if ref is None:
+            return None
+        if self.baseline is None:
+            return ref.url
+        return f"{self.baseline.url}&experimentId={ref.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``--report-json``)."""
+        return {
+            "url": self.url,
+            "dataset_id": self.dataset_id,
+            "baseline_experiment_id": None if self.baseline is None else self.baseline.id,
+            "baseline_experiment_url": None if self.baseline is None else self.baseline.url,
+            "experiments": {
+                mid: {
+                    "id": ref.id,
+                    "name": ref.name,
+                    "url": ref.url,
+                    "compare_url": self.url_of(mid),
+                }
+                for mid, ref in self.mutants.items()
+            },
+            "runs": self.runs,
+            "evaluations": self.evaluations,
+            "error": self.error,
+        }
+
+
+def mutant_experiment_name(prefix: str, result: MutantResult) -> str:
+    """``<prefix>-mutant-<operator>-<n>``, ``n`` being the number in the mutant's id."""
+    digits = result.id.lstrip("M")
+    number = str(int(digits)) if digits.isdigit() else result.id
+    return f"{prefix}-mutant-{result.mutant.operator}-{number}"
+
+
+def _run_record(example_id: str, score: CaseScore) -> RunRecord:
+    from stateval.phoenix._rest import RunRecord
+
+    result = score.result
+    try:
+        start = datetime.fromisoformat(result.started_at or "")
+    except ValueError:
+        start = datetime.now(UTC)
+    post = None if result.post_state is None else result.post_state.to_dict()
+    error = None if result.error is None else f"{result.error_type}: {result.error}"
+    return RunRecord(
+        example_id=example_id,
+        output={"post_state": post, "error": error},
+        start_time=start,
+        end_time=start + timedelta(seconds=result.time_used),
+        error=error,
+        trace_id=result.trace_id,
+    )
+
+
+class _Log:
+    """Uploads one mutation test: dataset, baseline experiment, mutant experiments."""
+
+    def __init__(self, uploader: PhoenixUploader, suite: Suite, report: MutationReport) -> None:
+        from stateval import __version__
+
+        self.uploader = uploader
+        self.suite = suite
+        self.report = report
+        self.dataset: DatasetRef | None = None
+        self.baseline_ref: ExperimentRef | None = None
+        self.done: dict[str, ExperimentRef] = {}
+        self.runs = 0
+        self.evaluations = 0
+        self.error: str | None = None
+        self.common = {
+            "stateval_mutation_id": uuid.uuid4().hex[:12],
+            "suite": suite.name,
+            "suite_hash": suite.suite_hash,
+            "cases_hash": suite.cases_hash,
+            "mutator": suite.mutator_description,
+            "seed": report.seed,
+            "stateval_version": __version__,
+        }
+
+    async def baseline(self) -> None:
+        """Make sure the dataset exists (as a run would), then log the baseline."""
+        from stateval.phoenix._rest import Example
+
+        suite, report = self.suite, self.report
+        examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+        self.dataset = await self.uploader.ensure_dataset(
+            suite.phoenix.dataset, examples, description=suite.model.description
+        )
+        score = report.score
+        counts = ("killed", "survived", "inert", "skipped", "error")
+        metadata = {
+            **self.common,
+            "role": "baseline",
+            "operators": list(report.operators),
+            "mutation_score": score.value,
+            "mutation_score_ci95": [score.low, score.high],
+            "counts": {s: report.count(s) for s in counts},
+            "survivors": [r.id for r in report.survivors],
+            "baseline_failures": list(report.baseline_failures[:_SHOWN_CASES]),
+        }
+        self.baseline_ref = await self._experiment(
+            f"{suite.phoenix.experiment_prefix}-mutation-baseline",
+            f"stateval mutate {suite.name}: the baseline ({report.baseline.n_cases} cases)",
+            metadata,
+            report.baseline.cases,
+        )
+
+    async def mutant(self, result: MutantResult) -> None:
+        """Log one mutant: its metadata and the cases whose output it changed."""
+        if self.baseline_ref is None or result.summary is None:
+            return
+        changed = set(result.changed_cases)
+        metadata = {
+            **self.common,
+            "role": "mutant",
+            "mutant_id": result.id,
+            "operator": result.mutant.operator,
+            "target": result.mutant.target,
+            "description": result.mutant.description,
+            "status": result.status,
+            "killed": result.killed,
+            "killed_by": list(result.killed_by),
+            "severity": result.severity,
+            "suggestion": result.suggestion,
+            "closest": result.closest,
+            "n_changed_cases": len(result.changed_cases),
+            "changed_cases": list(result.changed_cases[:_SHOWN_CASES]),
+            "baseline_experiment_id": self.baseline_ref.id,
+        }
+        self.done[result.id] = await self._experiment(
+            mutant_experiment_name(self.suite.phoenix.experiment_prefix, result),
+            f"{result.id} ({result.status}): {result.mutant.description}",
+            metadata,
+            [s for s in result.summary.cases if s.case_id in changed],
+        )
+
+    async def _experiment(
+        self, name: str, description: str, metadata: Mapping[str, Any], scores: Sequence[CaseScore]
+    ) -> ExperimentRef:
+        assert self.dataset is not None
+        ref = await self.uploader.create_experiment(
+            self.dataset, name=name, description=description, metadata=metadata
+        )
+        await asyncio.gather(*(self._case(ref.id, score) for score in scores))
+        return ref
+
+    async def _case(self, experiment_id: str, score: CaseScore) -> None:
+        """Post the case's run, then the runner's evaluations of it."""
+        from stateval.phoenix._rest import EvaluationRecord
+
+        assert self.dataset is not None
+        example_id = self.dataset.example_ids[score.case_id]
+        run_id = await self.uploader.post_run(experiment_id, _run_record(example_id, score))
+        self.runs += 1
+        records = [
+            EvaluationRecord(
+                run_id=run_id,
+                name=e.name,
+                annotator_kind=e.annotator_kind,
+                score=e.score,
+                label=e.label,
+                explanation=e.explanation,
+            )
+            for e in score.evaluations
+        ]
+        await self.uploader.post_evaluations(records)
+        self.evaluations += len(records)
+
+
+async def log_mutation(
+    suite: Suite,
+    report: MutationReport,
+    target: PhoenixTarget,
+    *,
+    mutants: Literal["survivors", "all"] = "survivors",
+) -> MutationExperiments:
+    """Log ``report``'s baseline and mutants to ``target`` as experiments on the suite's dataset.
+
+    Phoenix errors do not raise: what was logged so far is returned with ``error`` set.
+
+    Args:
+        suite: The suite the mutation test ran (its cases become the dataset, as in a run).
+        report: The finished mutation test.
+        target: The Phoenix server.
+        mutants: ``"survivors"`` (the default) or ``"all"`` (killed ones too); inert, skipped
+            and failed mutants have nothing to show and are never logged.
+    """
+    # stateval.phoenix imports phoenix.evals: only when logging, not with stateval.mutation.
+    from stateval.phoenix._upload import PhoenixUploader
+
+    statuses = LOGGED_STATUSES[mutants]
+    chosen = [r for r in report.results if r.status in statuses and r.summary is not None]
+    async with PhoenixUploader(
+        target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
+    ) as uploader:
+        log = _Log(uploader, suite, report)
+        try:
+            await log.baseline()
+            outcomes = await asyncio.gather(
+                *(log.mutant(r) for r in chosen), return_exceptions=True
+            )
+            failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
+            if failure is not None:
+                raise failure
+        except PhoenixUnavailableError as exc:
+            log.error = str(exc)
+        except Exception as exc:
+            log.error = f"logging to Phoenix failed: {type(exc).__name__}: {exc}"
+    return MutationExperiments(
+        url=target.url,
+        dataset_id=None if log.dataset is None else log.dataset.id,
+        baseline=log.baseline_ref,
+        mutants={r.id: log.done[r.id] for r in chosen if r.id in log.done},
+        runs=log.runs,
+        evaluations=log.evaluations,
+        error=log.error,
+    )
