@@ -476,3 +476,62 @@ def test_judge_without_a_model_or_its_key_is_a_problem(
         "suite.yaml:2: judge.api_key_env: the judge needs the environment variable "
         "STATEVAL_TEST_NO_KEY"
     )
+
+
+MUTATION_SECTION = """
+mutation:
+  operators: [drop_field, stale]
+  seed: 3
+  fail_under: 80
+  evals: [provenance, "my_evals:mentions_price"]
+  max_calls: 100
+  max_mutants: 20
+"""
+
+
+def test_mutation_section_loads_and_leaves_the_suite_hash_alone(tmp_path: Path) -> None:
+    base = (
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {v: 1}}]}\n"
+    )
+    plain = load_suite(_write(tmp_path, base, "plain.yaml"), load_mutator=False)
+    suite = load_suite(_write(tmp_path, base + MUTATION_SECTION), load_mutator=False)
+    spec = suite.model.mutation
+    assert spec is not None
+    assert spec.operators == ["drop_field", "stale"]
+    assert (spec.seed, spec.fail_under, spec.max_calls, spec.max_mutants) == (3, 80, 100, 20)
+    assert spec.evals == ["provenance", "my_evals:mentions_price"]
+    assert plain.model.mutation is None
+    # the section configures `stateval mutate` only: runs of both suites are the same run
+    assert suite.suite_hash == plain.suite_hash
+
+
+def test_mutation_section_mistakes_name_line_and_field(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """
+mutator: {type: python, callable: "builtins:print"}
+cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}
+mutation:
+  operators: ["drop_field,stale"]
+  fail_under: 150
+  max_mutants: 0
+  seeds: 1
+""",
+    )
+    problems = _problems(path, load_mutator=False)
+    assert problems[0] == (
+        "suite.yaml:5: mutation.operators: one operator name per list item, got 'drop_field,stale'"
+    )
+    assert problems[1].startswith("suite.yaml:6: mutation.fail_under: Input should be less")
+    assert problems[2].startswith("suite.yaml:7: mutation.max_mutants: Input should be greater")
+    assert problems[3] == "suite.yaml:8: mutation.seeds: unknown key"
+
+
+def test_published_schema_accepts_the_mutation_section() -> None:
+    published = json.loads((ROOT / "docs" / "suite-schema.json").read_text())
+    example = yaml.safe_load(MULTIWOZ.read_text())
+    jsonschema.validate({**example, **yaml.safe_load(MUTATION_SECTION)}, published)
+    for bad in ({"operators": "drop_field"}, {"fail_under": 101}, {"unknown": 1}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**example, "mutation": bad}, published)

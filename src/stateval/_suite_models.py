@@ -196,7 +196,7 @@ class PhoenixSpec(_Strict):
     project: str | None = Field(default=None, min_length=1)
 
 
-_OperatorName = Annotated[str, Field(min_length=1, pattern=r"^[^,\s]+$")]
+_OperatorName = Annotated[str, Field(min_length=1, json_schema_extra={"pattern": r"^[^,\s]+$"})]
 
 
 class MutationSpec(_Strict):
@@ -226,6 +226,14 @@ class MutationSpec(_Strict):
     max_mutants: int | None = Field(
         default=None, ge=1, description="Evaluate a seeded random sample of this many mutants."
     )
+
+    @field_validator("operators")
+    @classmethod
+    def _one_name_per_item(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or ():
+            if "," in name or any(c.isspace() for c in name):
+                raise ValueError(f"one operator name per list item, got {name!r}")
+        return value
 
 
 class SuiteModel(_Strict):
