@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import traceback
 from collections.abc import Iterator
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 EXIT_PASS, EXIT_BELOW_THRESHOLD, EXIT_USAGE = 0, 1, 2
-ENV_HOME = "STATEVAL_HOME"
 
 app = typer.Typer(
     name="stateval",
@@ -50,7 +48,9 @@ app.add_typer(model_app, name="model")
 
 
 def _home() -> Path:
-    return Path(os.environ.get(ENV_HOME) or ".stateval")
+    from stateval.run._target import stateval_home
+
+    return stateval_home()
 
 
 def _stderr() -> Console:
@@ -96,24 +96,9 @@ def _write_reports(
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None, home: Path
 ) -> PhoenixTarget | None:
-    from stateval.run import PhoenixTarget
+    from stateval.run._target import resolve_phoenix
 
-    if no_phoenix:
-        return None
-    api_key = os.environ.get("PHOENIX_API_KEY") or None
-    url = phoenix_url or recorded_url
-    if url is None:
-        endpoint = os.environ.get("PHOENIX_COLLECTOR_ENDPOINT")
-        if endpoint:
-            url = endpoint.rstrip("/").removesuffix("/v1/traces")
-    if url is None or (url == recorded_url and phoenix_url is None):
-        from stateval.phoenix._server import EmbeddedPhoenix
-
-        embedded = EmbeddedPhoenix(home)
-        if url is None or embedded.status().url == url:
-            url = embedded.ensure_running()
-            _stderr().print(f"Phoenix (embedded): {url}")
-    return PhoenixTarget(url.rstrip("/"), api_key)
+    return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, home, announce=_stderr().print)
 
 
 @app.command()

@@ -121,9 +121,12 @@ def mutate(
 def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
     """The server ``stateval run`` would report to: ``--phoenix-url``, else
     ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
-    from stateval.cli import _home, _resolve_phoenix
+    from rich.console import Console
 
-    target = _resolve_phoenix(phoenix_url, False, None, _home())
+    from stateval.run._target import resolve_phoenix, stateval_home
+
+    announce = Console(stderr=True, highlight=False).print
+    target = resolve_phoenix(phoenix_url, False, None, stateval_home(), announce=announce)
     assert target is not None
     return target
 
