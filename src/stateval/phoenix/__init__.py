@@ -27,7 +27,6 @@ from stateval.phoenix._checks import (
     json_schema,
     matches_regex,
 )
-from stateval.wire import coerce_state, pre_state_of, task_error, task_output
 from stateval.phoenix._evaluators import (
     FIELD_PREFIX,
     Policies,
@@ -64,6 +63,7 @@ from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJu
 from stateval.phoenix._server import EmbeddedPhoenix, PhoenixServerStatus
 from stateval.phoenix._set import evaluator_set
 from stateval.phoenix._upload import PhoenixUploader
+from stateval.wire import coerce_state, pre_state_of, task_error, task_output
 
 __all__ = [
     "DEFAULT_JUDGE_TEMPLATE",

@@ -26,9 +26,9 @@ from phoenix.evals import Evaluator, Score
 from stateval import checks
 from stateval.checks import CheckResult, Criterion, field_value, parse_criteria
 from stateval.errors import EvaluationConfigError, FieldNotFoundError, StateError
-from stateval.wire import coerce_state, task_error
 from stateval.phoenix._evaluators import code_evaluator, error_score
 from stateval.state import validate_path
+from stateval.wire import coerce_state, task_error
 
 __all__ = [
     "CheckSpec",

@@ -28,10 +28,10 @@ from phoenix.evals import Evaluator, Score, create_evaluator
 from stateval.compare import FieldStatus, StateComparison, compare_states
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.metrics import compare_delta, slot_metrics
-from stateval.wire import coerce_state, pre_state_of, task_error
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
 from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, validate_path
+from stateval.wire import coerce_state, pre_state_of, task_error
 
 __all__ = [
     "FIELD_PREFIX",
