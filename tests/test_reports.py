@@ -100,7 +100,7 @@ def test_json_report_holds_metrics_fields_and_cases(summary: RunSummary, tmp_pat
     assert data["n_errors"] == 1
     assert data["accuracy"] == pytest.approx(2 / 5)
     assert data["joint_goal_accuracy"] == pytest.approx(1 / 3)
-    assert [t["name"] for t in data["thresholds"]] == ["accuracy"]
+    assert [t["name"] for t in data["thresholds"]] == ["accuracy", "error_rate"]
     assert data["fields"][0]["accuracy"] <= data["fields"][-1]["accuracy"]
     bad = next(c for c in data["cases"] if c["case_id"] == "bad")
     names = {e["name"]: e for e in bad["evaluations"]}

@@ -181,7 +181,9 @@ class ThresholdsSpec(_Strict):
     joint_goal_accuracy: _Fraction | None = None
     slot_accuracy: _Fraction | None = None
     max_error_rate: _Fraction | None = Field(
-        default=None, description="Most cases whose mutator call may fail."
+        default=0.0,
+        description="Most cases whose mutator call may fail, as a fraction (default 0: any "
+        "failed call fails the run; null: not checked).",
     )
     fields: dict[str, _Fraction] = Field(
         default_factory=dict, description="Path or glob -> minimum accuracy of each such field."

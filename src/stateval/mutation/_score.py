@@ -4,8 +4,11 @@
 A mutant is *killed* when the suite's verdict fails on it where it passed on the baseline: a
 threshold the baseline meets is missed, or a check or eval that passes on a case's baseline output
 fails on that case's mutant output. It is *inert* when its output equals the baseline's on every
-case (nothing can kill it). Mutation score = killed / evaluated; the effective score leaves the
-inert mutants out of the denominator.
+case (nothing can kill it), and *equivalent* when its output differs but nothing the suite
+observes does: on every case each field's comparison status, each check's outcome and each eval's
+outcome equal the baseline's (say, a case change under a policy that normalises case). Mutation
+score = killed / evaluated; the effective score leaves inert and equivalent mutants out of the
+denominator.
 
 Example:
     >>> low, high = wilson_interval(8, 10)
@@ -27,6 +30,7 @@ __all__ = [
     "MutantResult",
     "MutantStatus",
     "MutationScore",
+    "STATUSES",
     "Severity",
     "severity",
     "wilson_interval",
@@ -35,7 +39,9 @@ __all__ = [
 Z_95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
-MutantStatus: TypeAlias = Literal["killed", "survived", "inert", "skipped", "error"]
+MutantStatus: TypeAlias = Literal["killed", "survived", "equivalent", "inert", "skipped", "error"]
+STATUSES: tuple[MutantStatus, ...] = ("killed", "survived", "equivalent", "inert", "skipped", "error")
+"""Every mutant status, in report order."""
 Severity: TypeAlias = Literal["low", "medium", "high"]
 
 _LEVELS: tuple[Severity, ...] = ("low", "medium", "high")
@@ -147,8 +153,9 @@ class MutantResult:
     Attributes:
         id: ``M001``... in generation order (stable under the same seed and operators).
         mutant: The mutant.
-        status: killed, survived, inert (output identical to the baseline on every case),
-            skipped (over ``--max-calls``) or error (the mutant could not run).
+        status: killed, survived, equivalent (the output changed, but no field status, check
+            or eval outcome the suite observes did), inert (output identical to the baseline
+            on every case), skipped (over ``--max-calls``) or error (the mutant could not run).
         kills: Why it was killed, one line per failed verdict element.
         killed_by: The verdict elements that failed (``threshold:accuracy``,
             ``check:hotel.area``, ``eval:provenance``).
@@ -156,7 +163,8 @@ class MutantResult:
         moved: Whether any score of the suite differs from the baseline's (a survivor that
             moved was seen but tolerated; one that did not is invisible to the suite).
         severity: A survivor's severity.
-        suggestion: For a survivor, the field policy, threshold, check or eval that would kill it.
+        suggestion: For a survivor, the field policy, threshold, check or eval that would kill
+            it; for an equivalent mutant, what hides the change (a field policy, say).
         closest: For a survivor, the verdict element that came closest to failing.
         error: Why the mutant could not run, or was skipped.
         calls: Paid calls spent on it (LLM mutator calls and ``is_llm`` evals).

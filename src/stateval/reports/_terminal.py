@@ -10,6 +10,9 @@ from stateval.run import RunSummary
 
 __all__ = ["print_summary"]
 
+_SHOWN_ERRORS = 5
+"""Failed cases listed by name in the terminal summary."""
+
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
@@ -33,6 +36,14 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         cases += f" of {summary.n_planned} planned (incomplete: resume with --resume)"
     errors = f", {summary.n_errors} mutator errors" if summary.n_errors else ", no mutator errors"
     console.print(f"{cases}{errors}, {summary.mean_time * 1000:.1f} ms per call")
+    failed = [c for c in summary.cases if c.result.error]
+    for case in failed[:_SHOWN_ERRORS]:
+        line = f"  case {case.case_id}: {case.result.error_type or 'error'}: {case.result.error}"
+        console.print(Text(line, style="red"), soft_wrap=True)
+    if len(failed) > _SHOWN_ERRORS:
+        console.print(
+            f"  ... and {len(failed) - _SHOWN_ERRORS} more failed cases (see --report-json)"
+        )
     headline = Table.grid(padding=(0, 2))
     headline.add_column(style="bold")
     headline.add_column(justify="right")
@@ -71,5 +82,7 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         console.print(Text(f"threshold {threshold.describe()}", style=style))
     if summary.experiment_url:
         console.print(f"Phoenix experiment: {summary.experiment_url}", soft_wrap=True)
+    if not summary.thresholds:
+        console.print("no thresholds set: the verdict only says every case ran", style="yellow")
     verdict = "PASSED" if summary.passed else "FAILED"
     console.print(Text(verdict, style="bold green" if summary.passed else "bold red"))
