@@ -111,7 +111,7 @@ async def test_a_failing_mutator_is_data_not_a_crash(
     assert result.accuracy_score == 0.0
     assert not result.overall_match
     assert result.comparison.missing == ("registrant.name", "registrant.age")
-    assert result.time_used >= 0.0
+    assert result.time_used > 0.0  # the failed call was still timed
 
 
 async def test_an_output_error_keeps_the_raw_reply() -> None:

@@ -338,9 +338,9 @@ def test_unreachable_phoenix_keeps_results_and_resume_uploads_them(
 def test_without_a_configured_phoenix_the_cli_starts_and_reuses_an_embedded_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or os.environ.get("STATEVAL_PHOENIX_BIN")
-    if not binary:
-        pytest.skip("needs STATEVAL_TEST_PHOENIX_BIN to run an embedded server")
+    from stateval.phoenix._server import phoenix_executable
+
+    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or str(phoenix_executable())
     monkeypatch.setenv("STATEVAL_PHOENIX_BIN", binary)
     monkeypatch.delenv("PHOENIX_COLLECTOR_ENDPOINT", raising=False)
     project = _cli_project(tmp_path, f"embedded-{uuid.uuid4().hex[:8]}", 2)

@@ -49,6 +49,7 @@ def constrained_client(llm: Endpoint, **kwargs: Any) -> OpenAICompatibleClient:
         "response_schema": UPDATES_JSON_SCHEMA,
         "max_tokens": 256,
         "timeout": 120.0,
+        "temperature": 0.0,
     }
     options.update(kwargs)
     return OpenAICompatibleClient(llm.model, **options)
@@ -64,6 +65,7 @@ async def test_constrained_output_is_a_valid_update_list(local_llm: Endpoint) ->
     assert client.schema_dialect == "json_object"
     assert (call.completion_tokens or 0) > 0
     assert (call.prompt_tokens or 0) > 0
+    assert state.paths(), "the model applied no update at all"
     for path in state.paths():
         validate_path(path)
         best = state.best(path)

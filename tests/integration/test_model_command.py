@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -26,6 +27,8 @@ def _free_port() -> int:
 
 def test_serve_runs_in_the_foreground_until_stop_ends_it() -> None:
     if not local_server_available():
+        if os.environ.get("CI"):
+            pytest.fail("CI must install llama-cpp-python[server] (see .ci/run)")
         pytest.skip("llama_cpp.server is not installed")
     port = _free_port()
     with subprocess.Popen(

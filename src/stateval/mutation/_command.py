@@ -80,7 +80,9 @@ def mutate(
     ] = None,
     phoenix_all: Annotated[
         bool,
-        typer.Option("--phoenix-all", help="Log killed mutants too, not only survivors."),
+        typer.Option(
+            "--phoenix-all", help="Log killed and equivalent mutants too, not only survivors."
+        ),
     ] = False,
     debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
 ) -> None:

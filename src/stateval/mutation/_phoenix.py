@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.mutation._score import MutantResult
+from stateval.mutation._score import STATUSES, MutantResult
 from stateval.run import CaseScore, PhoenixTarget
 from stateval.suite import Suite
 
@@ -34,9 +34,10 @@ __all__ = ["LOGGED_STATUSES", "MutationExperiments", "log_mutation", "mutant_exp
 
 LOGGED_STATUSES: dict[str, tuple[str, ...]] = {
     "survivors": ("survived",),
-    "all": ("survived", "killed"),
+    "all": ("survived", "killed", "equivalent"),
 }
-"""Which mutants `log_mutation` logs: survivors (the default), or killed ones too."""
+"""Which mutants `log_mutation` logs: survivors (the default), or killed and equivalent ones
+too."""
 
 _MAX_REQUESTS = 16
 _SHOWN_CASES = 50
@@ -158,14 +159,13 @@ class _Log:
             suite.phoenix.dataset, examples, description=suite.model.description
         )
         score = report.score
-        counts = ("killed", "survived", "inert", "skipped", "error")
         metadata = {
             **self.common,
             "role": "baseline",
             "operators": list(report.operators),
             "mutation_score": score.value,
             "mutation_score_ci95": [score.low, score.high],
-            "counts": {s: report.count(s) for s in counts},
+            "counts": {s: report.count(s) for s in STATUSES},
             "survivors": [r.id for r in report.survivors],
             "baseline_failures": list(report.baseline_failures[:_SHOWN_CASES]),
         }
@@ -253,8 +253,8 @@ async def log_mutation(
         suite: The suite the mutation test ran (its cases become the dataset, as in a run).
         report: The finished mutation test.
         target: The Phoenix server.
-        mutants: ``"survivors"`` (the default) or ``"all"`` (killed ones too); inert, skipped
-            and failed mutants have nothing to show and are never logged.
+        mutants: ``"survivors"`` (the default) or ``"all"`` (killed and equivalent ones too);
+            inert, skipped and failed mutants have nothing to show and are never logged.
     """
     # stateval.phoenix imports phoenix.evals: only when logging, not with stateval.mutation.
     from stateval.phoenix._upload import PhoenixUploader

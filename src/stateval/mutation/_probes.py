@@ -292,10 +292,26 @@ def redundant_checks(config: ProbeContext) -> ProbeResult:
 
 
 def discrimination(config: ProbeContext) -> ProbeResult:
-    """How often the suite's scores move when the output changes, and how often it fails."""
+    """How often the suite's scores move when the output changes, and how often it fails.
+
+    Equivalent mutants (the output changed, but no field status, check or eval outcome did) are
+    left out and counted apart: the suite's own policies declare those changes harmless.
+    """
     changed = [r for r in config.results if r.status in ("killed", "survived")]
+    equivalent = [r for r in config.results if r.status == "equivalent"]
+    aside = (
+        f"; {len(equivalent)} equivalent under the suite's policies (not counted)"
+        if equivalent
+        else ""
+    )
     if not changed:
-        return ProbeResult("discrimination", True, "not assessed (no mutant changed the output)")
+        return ProbeResult(
+            "discrimination",
+            True,
+            f"not assessed (no mutant changed what the suite observes{aside})",
+            None,
+            {"n_changed": 0, "n_equivalent": len(equivalent)},
+        )
     moved = [r for r in changed if r.moved]
     killed = [r for r in changed if r.killed]
     invisible = [f"{r.id} {r.mutant.description}" for r in changed if not r.moved]
@@ -309,12 +325,13 @@ def discrimination(config: ProbeContext) -> ProbeResult:
         "n_changed": len(changed),
         "n_moved": len(moved),
         "n_killed": len(killed),
+        "n_equivalent": len(equivalent),
         "discrimination": len(moved) / len(changed),
         "mean_accuracy_drop": sum(drops) / len(drops) if drops else 0.0,
     }
     summary = (
-        f"scores moved for {len(moved)} of {len(changed)} mutants that changed the output; "
-        f"the verdict failed for {len(killed)}"
+        f"scores moved for {len(moved)} of {len(changed)} mutants that changed what the suite "
+        f"observes; the verdict failed for {len(killed)}{aside}"
     )
     detail = None
     if invisible:

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stateval.mutation._runner import MutationReport
+from stateval.mutation._score import STATUSES
 
 __all__ = [
     "mutation_junit_xml",
@@ -29,14 +30,17 @@ def print_mutation_report(
     *,
     fail_under: float | None = None,
     max_survivors: int = 25,
+    max_equivalents: int = 5,
 ) -> None:
-    """Print the baseline, the scores, survivors (most severe first), operators and probes.
+    """Print the baseline, the scores, survivors (most severe first), equivalent mutants,
+    operators and probes.
 
     Args:
         report: The mutation test.
         console: Where to print.
         fail_under: The gate, in percent, if any (prints the verdict against it).
         max_survivors: Survivor rows shown; the rest are counted.
+        max_equivalents: Equivalent mutants shown; the rest are counted.
     """
     base = report.baseline
     console.print()
@@ -51,15 +55,15 @@ def print_mutation_report(
         console.print(Text(f"  baseline already fails: {line} (it cannot kill mutants)", "yellow"))
     if len(report.baseline_failures) > 5:
         console.print(Text(f"  ... and {len(report.baseline_failures) - 5} more", "yellow"))
-    counts = ", ".join(
-        f"{report.count(s)} {s}" for s in ("killed", "survived", "inert", "skipped", "error")
-    )
+    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES)
     console.print(f"mutants: {len(report.results)} ({counts})")
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
     grid.add_row("mutation score", report.score.describe())
-    grid.add_row("effective score (inert left out)", report.effective_score.describe())
+    grid.add_row(
+        "effective score", f"{report.effective_score.describe()}, equivalent and inert left out"
+    )
     budget = f" of {report.max_calls}" if report.max_calls is not None else ""
     grid.add_row("paid calls", f"{report.calls}{budget}")
     console.print(grid)
@@ -90,6 +94,7 @@ def print_mutation_report(
                 console.print(Text(f"       in Phoenix: {url}", "dim"), soft_wrap=True)
         if len(survivors) > max_survivors:
             console.print(f"  ... and {len(survivors) - max_survivors} more (see --report-json)")
+    _equivalents(report, console, max_equivalents)
     if report.probes:
         console.print(Text("probes", style="bold"))
         for p in report.probes:
@@ -105,6 +110,25 @@ def print_mutation_report(
         console.print(Text(line, "bold green" if ok else "bold red"))
 
 
+def _equivalents(report: MutationReport, console: Console, limit: int) -> None:
+    equivalents = report.equivalents
+    if not equivalents:
+        return
+    console.print(
+        Text(
+            "equivalent: the output changed, but nothing the suite observes did "
+            "(no fix needed unless the change matters)",
+            style="bold",
+        )
+    )
+    for r in equivalents[:limit]:
+        console.print(f"  {r.id} {r.mutant.operator}: {r.mutant.description}")
+        if r.suggestion:
+            console.print(Text(f"       why: {r.suggestion}", "dim"))
+    if len(equivalents) > limit:
+        console.print(f"  ... and {len(equivalents) - limit} more (see --report-json)")
+
+
 def _operator_table(report: MutationReport, console: Console) -> None:
     per: dict[str, Counter[str]] = {}
     for r in report.results:
@@ -113,7 +137,7 @@ def _operator_table(report: MutationReport, console: Console) -> None:
         return
     table = Table(title="by operator", title_justify="left", show_edge=False)
     table.add_column("operator")
-    for name in ("mutants", "killed", "survived", "inert", "skipped"):
+    for name in ("mutants", "killed", "survived", "equivalent", "inert", "skipped"):
         table.add_column(name, justify="right")
     for operator, c in per.items():
         table.add_row(
@@ -121,6 +145,7 @@ def _operator_table(report: MutationReport, console: Console) -> None:
             str(sum(c.values())),
             str(c["killed"]),
             str(c["survived"]),
+            str(c["equivalent"]),
             str(c["inert"]),
             str(c["skipped"] + c["error"]),
             style="red" if c["survived"] else None,
@@ -129,8 +154,8 @@ def _operator_table(report: MutationReport, console: Console) -> None:
 
 
 def mutation_junit_xml(report: MutationReport) -> ET.Element:
-    """``<testsuites>``: one test case per mutant (a survivor is a failure, an inert or skipped
-    mutant is skipped, one that could not run is an error) and one per probe."""
+    """``<testsuites>``: one test case per mutant (a survivor is a failure, an equivalent, inert
+    or skipped mutant is skipped, one that could not run is an error) and one per probe."""
     root = ET.Element("testsuites", name="stateval-mutate")
     suite = ET.SubElement(
         root,
@@ -139,7 +164,7 @@ def mutation_junit_xml(report: MutationReport) -> ET.Element:
         tests=str(len(report.results)),
         failures=str(report.count("survived")),
         errors=str(report.count("error")),
-        skipped=str(report.count("inert") + report.count("skipped")),
+        skipped=str(report.count("equivalent") + report.count("inert") + report.count("skipped")),
     )
     props = ET.SubElement(suite, "properties")
     score = report.score
@@ -166,6 +191,11 @@ def mutation_junit_xml(report: MutationReport) -> ET.Element:
                     f"closest: {r.closest}" if r.closest else "",
                 )
                 if line
+            )
+        elif r.status == "equivalent":
+            why = f": {r.suggestion}" if r.suggestion else ""
+            ET.SubElement(
+                case, "skipped", message=f"equivalent: nothing the suite observes changed{why}"
             )
         elif r.status == "inert":
             ET.SubElement(case, "skipped", message="inert: output identical to the baseline")

@@ -19,8 +19,8 @@ from stateval.mutation._evals import Eval, EvalOutcome, eval_name, is_llm_eval, 
 from stateval.mutation._mutant import Mutant, Operator
 from stateval.mutation._plugins import PROBES, generate_mutants, resolve_operators
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
-from stateval.mutation._score import MutantResult, MutationScore, severity
-from stateval.mutation._suggest import closest_call, field_changes, suggest
+from stateval.mutation._score import STATUSES, MutantResult, MutationScore, severity
+from stateval.mutation._suggest import closest_call, equivalence, field_changes, suggest
 from stateval.mutation._system import System, is_llm_mutator, split_transforms
 from stateval.mutation._verdict import (
     Outcomes,
@@ -31,6 +31,7 @@ from stateval.mutation._verdict import (
     kills_of,
     same,
     transformed,
+    unobserved,
 )
 from stateval.mutators import Mutator, MutatorLike, as_mutator
 from stateval.run import CaseResult, CaseScore, RunSummary, Scoring, score_case, summarize
@@ -106,15 +107,22 @@ class MutationReport:
 
     @property
     def score(self) -> MutationScore:
-        """Killed over evaluated (killed, survived and inert mutants)."""
+        """Killed over evaluated (killed, survived, equivalent and inert mutants)."""
         killed = self.count("killed")
-        return MutationScore.of(killed, killed + self.count("survived") + self.count("inert"))
+        unseen = self.count("equivalent") + self.count("inert")
+        return MutationScore.of(killed, killed + self.count("survived") + unseen)
 
     @property
     def effective_score(self) -> MutationScore:
-        """Killed over the mutants that changed some output (inert ones left out)."""
+        """Killed over the mutants the suite could observe (equivalent and inert ones left
+        out)."""
         killed = self.count("killed")
         return MutationScore.of(killed, killed + self.count("survived"))
+
+    @property
+    def equivalents(self) -> tuple[MutantResult, ...]:
+        """Mutants whose output changed where the suite cannot see it, in generation order."""
+        return tuple(r for r in self.results if r.status == "equivalent")
 
     @property
     def survivors(self) -> tuple[MutantResult, ...]:
@@ -150,9 +158,7 @@ class MutationReport:
                 "slot_accuracy": self.baseline.slot_accuracy,
                 "thresholds": [t.to_dict() for t in self.baseline.thresholds],
             },
-            "counts": {
-                s: self.count(s) for s in ("killed", "survived", "inert", "skipped", "error")
-            },
+            "counts": {s: self.count(s) for s in STATUSES},
             "score": self.score.to_dict(),
             "effective_score": self.effective_score.to_dict(),
             "calls": self.calls,
@@ -306,6 +312,17 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
     diffs = field_changes(
         (base.results[c].post_state, results[c].post_state, base.scores[c]) for c in changed
     )
+    if complete and unobserved(base, scores, outcomes, changed):
+        return MutantResult(
+            rid,
+            mutant,
+            "equivalent",
+            changed_cases=changed,
+            moved=moved,
+            suggestion=equivalence(diffs, job.scoring),
+            calls=calls,
+            summary=summary,
+        )
     return MutantResult(
         rid,
         mutant,

@@ -23,7 +23,7 @@ from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.run import CaseScore, FieldRow, RunSummary, Scoring
 from stateval.state import InterpretiveState, ValueConfidence
 
-__all__ = ["FieldChanges", "closest_call", "field_changes", "suggest"]
+__all__ = ["FieldChanges", "closest_call", "equivalence", "field_changes", "suggest"]
 
 _GLOB = frozenset("*?[")
 _MANY_FIELDS = 3
@@ -221,6 +221,33 @@ def suggest(
         )
     paths = ", ".join(list(changes.kinds)[:3]) or "the changed outputs"
     return f"no threshold, check or eval reads what changed ({paths}); add a check on it"
+
+
+def equivalence(changes: FieldChanges, scoring: Scoring) -> str:
+    """One line: why an equivalent mutant's changes are invisible to the suite (the field
+    policy that hides them, or a field the baseline already gets wrong), and what would make
+    the suite see them if they matter."""
+    wrong = [p for p in changes.kinds if p not in changes.right_before]
+    hidden = [
+        line
+        for path, kinds in changes.kinds.items()
+        if path in changes.right_before
+        and (line := _policy_hides(path, kinds, scoring.policies)) is not None
+    ]
+    if hidden:
+        return hidden[0]
+    if changes.kinds and all(k == {"provenance"} for k in changes.kinds.values()):
+        return (
+            "only inference or message_id changed and no comparison reads them; if they "
+            "matter, add an eval that does, e.g. `--eval provenance`"
+        )
+    if wrong:
+        return (
+            f"the baseline already gets {', '.join(wrong[:3])} wrong wherever this mutant "
+            "changes it, and it stays wrong; add cases where the mutator gets it right"
+        )
+    paths = ", ".join(list(changes.kinds)[:3]) or "the changed outputs"
+    return f"no field status, check or eval outcome changed ({paths})"
 
 
 def closest_call(

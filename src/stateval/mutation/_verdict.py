@@ -3,6 +3,10 @@
 A verdict element is a threshold (``threshold:<name>``), a check (``check:<path>``) or an eval
 (``eval:<name>``). An element kills a mutant when it fails on the mutant's run but passed on the
 baseline's: thresholds over the whole run, checks and evals on the same case.
+
+A mutant whose output changed is *unobserved* (equivalent under the suite) when, on every
+changed case, each field's comparison status, each case-level score, each check's outcome and
+each eval's outcome equal the baseline's: nothing the suite reads can tell the two apart.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ __all__ = [
     "kills_of",
     "same",
     "transformed",
+    "unobserved",
 ]
 
 Outcomes = dict[tuple[str, str], EvalOutcome]
@@ -110,3 +115,27 @@ def eval_kills(base: Outcomes, outcomes: Outcomes, kills: list[str], keys: list[
         kills.append(f"eval {name} fails on case {case_id}{shown}")
         if f"eval:{name}" not in keys:
             keys.append(f"eval:{name}")
+
+
+def _observed(score: CaseScore) -> tuple[object, ...]:
+    """What the suite can see of one case: field statuses, case scores, check outcomes."""
+    statuses = {f.path: f.status for f in score.comparison.fields}
+    case_scores = {
+        e.name: e.score
+        for e in score.evaluations
+        if not e.name.startswith(("field:", "check:"))
+    }
+    checks = {e.name: e.score >= 1 for e in score.evaluations if e.name.startswith("check:")}
+    return score.ok, statuses, case_scores, checks
+
+
+def unobserved(
+    base: Run, scores: dict[str, CaseScore], outcomes: Outcomes, changed: Sequence[str]
+) -> bool:
+    """True when nothing the suite observes differs from the baseline on the ``changed`` cases:
+    field statuses, case-level scores, check outcomes and every eval's pass/fail."""
+    if any(_observed(scores[c]) != _observed(base.scores[c]) for c in changed):
+        return False
+    cases = set(changed)
+    wanted = [k for k in base.outcomes if k[0] in cases]
+    return all(k in outcomes and outcomes[k].passed == base.outcomes[k].passed for k in wanted)
