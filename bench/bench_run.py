@@ -10,8 +10,9 @@ expected state with every third field wrong), on the same server in one process:
     ``stateval run SUITE --phoenix-url URL`` without the progress bar: suite file, journal,
     dataset, experiment, one traced CHAIN span per mutator call, one run and all evaluations per
     case; (b0) the same with ``--no-phoenix`` (mutator + scoring + journal only);
-(c) the server's ceiling: the same dataset upload, then bare concurrent POST loops of the same
-    runs and evaluations (the spans' ingestion is not in it);
+(c) the server's ceiling: the same requests without a pipeline, one kind after the other -- the
+    dataset upload, bare concurrent POST loops of the runs and of the evaluations, and the
+    ingestion of as many mutation spans (exported in one batch, timed until stored);
 (d) the ideal: N x 100 ms / concurrency;
 (e) a way past the ceiling: only the case-level evaluations as experiment evaluations, the
     per-field ones as span annotations on each run's CHAIN span, 100 per request.
@@ -255,16 +256,45 @@ async def bench_dataset_upload(url: str, dataset_id: str) -> float:
         return time.perf_counter() - start
 
 
+async def bench_span_ingest(url: str, w: Workload) -> float:
+    """Seconds until the server has stored ``w.cases`` mutation spans like a run's.
+
+    The server ingests spans in the background, competing with the uploads for its CPU; this is
+    that cost: the spans are exported in one batch, then the project is polled until all are in.
+    """
+    from stateval.tracing import configure_tracing, mutation_span
+
+    project = f"bench-run-spans-{uuid.uuid4().hex[:8]}"
+    tracing = configure_tracing(project, url)
+    start = time.perf_counter()
+    for c in range(w.cases):
+        with mutation_span(
+            tracing.tracer,
+            case_id=f"case-{c}",
+            input={"prompt": f"{c} {w.fields}", "message_id": f"case-{c}", "metadata": {}},
+            pre_state={},
+            message_id=f"case-{c}",
+        ) as span:
+            span.set_output(w.expected(c))
+    await asyncio.to_thread(tracing.shutdown)
+    stored = await _root_span_ids(url, project, w.cases, tries=1200, pause=0.1)
+    if len(stored) < w.cases:
+        print(f"!! the server stored {len(stored)} of {w.cases} spans")
+    return time.perf_counter() - start
+
+
 async def _run_ids(url: str, experiment_id: str) -> list[str]:
     async with PhoenixUploader(url) as phoenix:
         return [r.id for r in await phoenix.list_runs(experiment_id)]
 
 
-async def _root_span_ids(url: str, project: str, count: int) -> list[str]:
+async def _root_span_ids(
+    url: str, project: str, count: int, tries: int = 60, pause: float = 0.5
+) -> list[str]:
     """Span ids of the project's ``stateval.mutate`` spans (they arrive in batches)."""
     found: list[str] = []
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-        for _ in range(60):
+        for _ in range(tries):
             found, cursor = [], None
             while True:
                 params: dict[str, Any] = {"limit": 1000}
@@ -282,7 +312,7 @@ async def _root_span_ids(url: str, project: str, count: int) -> list[str]:
                     break
             if len(found) >= count:
                 return found
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(pause)
     return found
 
 
@@ -377,12 +407,14 @@ async def run(
             runs = await bench_run_ceiling(url, ours.dataset_id, ours.example_ids, post_concurrency)
             await asyncio.sleep(settle)
             dataset = await bench_dataset_upload(url, ours.dataset_id)
-            ceiling = dataset + runs + evals
+            await asyncio.sleep(settle)
+            spans = await bench_span_ingest(url, w)
+            ceiling = dataset + runs + evals + spans
             await asyncio.sleep(settle)
             span_ids = await _root_span_ids(url, ours.project, w.cases)
             bulk = await bench_span_annotations(url, span_ids, w.fields, 2)
             case_level = w.cases * len(CASE_LEVEL)
-            past = dataset + runs + evals * case_level / n + bulk
+            past = dataset + runs + evals * case_level / n + spans + bulk
             await asyncio.sleep(settle)
             ideal = w.cases * DELAY / concurrency
 
@@ -405,10 +437,10 @@ async def run(
                 f"(client CPU {local.cpu:.2f} s)",
             )
             _row(
-                "(c) ceiling: bare dataset, run, eval POSTs",
+                "(c) ceiling: the same requests, bare",
                 ceiling,
                 n,
-                f"(dataset {dataset:.2f} s, runs {runs:.2f} s)",
+                f"(dataset {dataset:.2f}, runs {runs:.2f}, spans {spans:.2f}, evals {evals:.2f} s)",
             )
             _row("(d) ideal: cases x 0.1 s / concurrency", ideal, n)
             _row("(e) case-level evals + bulk span annots", past, n, f"(annotations {bulk:.2f} s)")

@@ -131,7 +131,7 @@ async def test_checking_only_some_fields_leaves_survivors_until_thresholds_cover
     assert killed.changed_cases == ("c4",)
 
 
-async def test_a_field_policy_that_normalises_case_hides_case_mutants_until_overridden(
+async def test_case_mutants_are_equivalent_under_a_case_normalising_policy_until_overridden(
     tmp_path: Path,
 ) -> None:
     loose = {"*": {"normalize": ["case"]}}
@@ -139,18 +139,61 @@ async def test_a_field_policy_that_normalises_case_hides_case_mutants_until_over
         write_suite(tmp_path, policies=loose, thresholds={"overall_match_rate": 0.8})
     )
     report = await run_mutation(suite, MutationConfig(operators="change_case"))
-    assert status_of(report, "change_case", "person.name") == "survived"
-    survivor = next(r for r in report.results if "person.name" in r.mutant.description)
-    assert survivor.suggestion is not None
-    assert "policies['*'] normalises letter case" in survivor.suggestion
-    assert not survivor.moved
+    assert status_of(report, "change_case", "person.name") == "equivalent"
+    assert status_of(report, "change_case", "person.city") == "equivalent"
+    assert report.survivors == ()
+    equivalent = next(r for r in report.equivalents if "person.name" in r.mutant.description)
+    assert equivalent.changed_cases  # the output did change
+    assert equivalent.severity is None
+    assert equivalent.suggestion is not None
+    assert "policies['*'] normalises letter case" in equivalent.suggestion
+    # counted in the mutation score, left out of the effective score
+    assert (report.score.killed, report.score.evaluated) == (0, 2)
+    assert report.effective_score.evaluated == 0
+    assert report.to_dict()["counts"]["equivalent"] == 2
     strict = {"person.name": {}, **loose}
     suite = load_suite(
         write_suite(tmp_path, policies=strict, thresholds={"overall_match_rate": 0.8})
     )
     report = await run_mutation(suite, MutationConfig(operators="change_case"))
     assert status_of(report, "change_case", "person.name") == "killed"
-    assert status_of(report, "change_case", "person.city") == "survived"
+    assert status_of(report, "change_case", "person.city") == "equivalent"
+    assert (report.effective_score.killed, report.effective_score.evaluated) == (1, 1)
+
+
+async def test_a_changed_field_status_that_moves_no_threshold_is_a_survivor_not_equivalent(
+    tmp_path: Path,
+) -> None:
+    # without a policy, a case change makes person.name mismatched: the suite sees it (its
+    # field score drops) although no threshold fails, so the mutant survives
+    suite = load_suite(write_suite(tmp_path, thresholds={"overall_match_rate": 0.1}))
+    report = await run_mutation(suite, MutationConfig(operators="change_case"))
+    assert status_of(report, "change_case", "person.name") == "survived"
+    survivor = next(r for r in report.survivors if "person.name" in r.mutant.description)
+    assert survivor.moved
+    assert survivor.severity is not None
+
+
+async def test_an_eval_whose_outcome_changes_makes_an_otherwise_equivalent_mutant_a_survivor(
+    tmp_path: Path,
+) -> None:
+    loose = {"*": {"normalize": ["case"]}}
+    suite = load_suite(write_suite(tmp_path, policies=loose))
+
+    def capitalised(output: InterpretiveState, case: Any) -> EvalOutcome:
+        best = output.best("person.city")
+        ok = best is None or str(best.value)[:1].isupper()
+        return EvalOutcome(ok, "capitalised")
+
+    def scored(output: InterpretiveState, case: Any) -> EvalOutcome:
+        # passes either way: the outcome (pass/fail) is what counts, not the score
+        best = output.best("person.city")
+        return EvalOutcome(True, "scored", score=0.9 if best and best.value.islower() else 1.0)
+
+    killed = await run_mutation(suite, MutationConfig(operators="change_case", evals=[capitalised]))
+    assert status_of(killed, "change_case", "person.city") == "killed"
+    same = await run_mutation(suite, MutationConfig(operators="change_case", evals=[scored]))
+    assert status_of(same, "change_case", "person.city") == "equivalent"
 
 
 async def test_hallucinated_fields_need_overall_match_rate_since_accuracy_ignores_extras(

@@ -19,7 +19,12 @@ from stateval.checks._criteria import (
     check_criteria,
     parse_criteria,
 )
-from stateval.checks._embedding import EmbeddingClient, cosine_of, embedding_similarity
+from stateval.checks._embedding import (
+    EmbeddingClient,
+    EmbeddingClientProtocol,
+    cosine_of,
+    embedding_similarity,
+)
 from stateval.checks._fields import FieldSource, field_value, on_field, on_field_pair
 from stateval.checks._result import CheckResult
 from stateval.checks._rules import (
@@ -56,6 +61,7 @@ __all__ = [
     "ContainsCriterion",
     "Criterion",
     "EmbeddingClient",
+    "EmbeddingClientProtocol",
     "ExactCriterion",
     "FieldSource",
     "JSONParseableCriterion",

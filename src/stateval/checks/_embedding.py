@@ -11,7 +11,7 @@ from stateval.checks._similarity import DEFAULT_SIMILARITY_THRESHOLD
 from stateval.checks._text import as_text
 from stateval.errors import EvaluationError
 
-__all__ = ["EmbeddingClient", "cosine_of", "embedding_similarity"]
+__all__ = ["EmbeddingClient", "EmbeddingClientProtocol", "cosine_of", "embedding_similarity"]
 
 
 @runtime_checkable
@@ -24,6 +24,10 @@ class EmbeddingClient(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One embedding vector per text, in the order given."""
         ...
+
+
+EmbeddingClientProtocol = EmbeddingClient
+"""Seed 004's name for `EmbeddingClient`."""
 
 
 def cosine_of(a: Sequence[float], b: Sequence[float]) -> float:

@@ -22,6 +22,8 @@ from stateval.harness._harness import EvaluationHarness
 from stateval.harness._registry import BUILTIN_EVALUATORS, EvaluatorFactory, EvaluatorRegistry
 from stateval.harness._state_evaluators import STATE_METRICS, StateEvaluator, StateMetric
 from stateval.harness._types import (
+    BaseEvaluator,
+    EvaluationHarnessProtocol,
     EvaluationResult,
     EvaluationSample,
     EvaluationScoreType,
@@ -34,10 +36,12 @@ from stateval.harness._types import (
 __all__ = [
     "BUILTIN_EVALUATORS",
     "STATE_METRICS",
+    "BaseEvaluator",
     "CriteriaEvaluator",
     "EmbeddingDistanceEvaluator",
     "EvaluationDataset",
     "EvaluationHarness",
+    "EvaluationHarnessProtocol",
     "EvaluationResult",
     "EvaluationSample",
     "EvaluationScoreType",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, TypeAlias
 
+from stateval.config import EvaluationConfig
 from stateval.errors import EvaluationConfigError, EvaluatorNotFoundError
 from stateval.harness._evaluators import (
     CriteriaEvaluator,
@@ -24,12 +25,12 @@ EvaluatorFactory: TypeAlias = Callable[..., EvaluatorProtocol]
 
 
 def _embedding_distance(
-    *, client: Any = None, model: str = "multilingual-e5-small", **options: Any
+    *, client: Any = None, model: str | None = None, **options: Any
 ) -> EvaluatorProtocol:
     if client is None:
         from stateval.checks.e5 import E5EmbeddingClient  # optional extra: import on demand
 
-        client = E5EmbeddingClient(model)
+        client = E5EmbeddingClient(model or EvaluationConfig().embedding_model)
     return EmbeddingDistanceEvaluator(client, **options)
 
 
@@ -50,7 +51,9 @@ class EvaluatorRegistry:
     """Evaluator factories by name: the built-ins plus what the user passes or registers.
 
     ``embedding_distance`` without a ``client`` option uses the offline
-    `stateval.checks.e5.E5EmbeddingClient` (option ``model``), which needs ``stateval[embeddings]``.
+    `stateval.checks.e5.E5EmbeddingClient` (option ``model``, default
+    ``EvaluationConfig().embedding_model``, i.e. ``STATEVAL_EMBEDDING_MODEL``), which needs
+    ``stateval[embeddings]``.
 
     Args:
         factories: Extra factories by name.

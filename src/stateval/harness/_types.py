@@ -11,6 +11,8 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from stateval.errors import EvaluationError
 
 __all__ = [
+    "BaseEvaluator",
+    "EvaluationHarnessProtocol",
     "EvaluationResult",
     "EvaluationSample",
     "EvaluationScoreType",
@@ -185,6 +187,43 @@ class EvaluatorProtocol(Protocol):
     async def evaluate(self, input: str, output: str, reference: str) -> EvaluationResult:
         """Score ``output`` for ``input`` against ``reference``."""
         ...
+
+
+@runtime_checkable
+class EvaluationHarnessProtocol(Protocol):
+    """Runs one evaluator over one dataset into a `RunReport` (seed 004's harness contract)."""
+
+    async def run(self, dataset: Any, evaluator: EvaluatorProtocol) -> RunReport:
+        """Evaluate every sample of ``dataset`` with ``evaluator``."""
+        ...
+
+
+class BaseEvaluator:
+    """A convenience base for evaluators (seed 004): set ``name`` and ``score_type``, implement
+    ``evaluate``, and build results with `_create_result`.
+
+    Example:
+        >>> import asyncio
+        >>> class Length(BaseEvaluator):
+        ...     name = "length"
+        ...     async def evaluate(self, input, output, reference):
+        ...         ratio = min(len(output), len(reference)) / max(len(output), len(reference), 1)
+        ...         return self._create_result(ratio, f"length ratio {ratio:.2f}")
+        >>> asyncio.run(Length().evaluate("", "abc", "abcd")).score
+        0.75
+    """
+
+    name: str = "custom"
+    score_type: EvaluationScoreType = EvaluationScoreType.CUSTOM
+
+    async def evaluate(self, input: str, output: str, reference: str) -> EvaluationResult:
+        """Score ``output`` for ``input`` against ``reference``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement evaluate()")
+
+    def _create_result(
+        self, score: float, feedback: str = "", metrics: Mapping[str, Any] | None = None
+    ) -> EvaluationResult:
+        return EvaluationResult(score, self.score_type, feedback, dict(metrics or {}))
 
 
 #: The system under test: the output for one sample input.

@@ -27,10 +27,10 @@ from stateval.run import RunSummary
 
 __all__ = [
     "BASE_SEVERITY",
+    "STATUSES",
     "MutantResult",
     "MutantStatus",
     "MutationScore",
-    "STATUSES",
     "Severity",
     "severity",
     "wilson_interval",
@@ -40,7 +40,14 @@ Z_95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
 MutantStatus: TypeAlias = Literal["killed", "survived", "equivalent", "inert", "skipped", "error"]
-STATUSES: tuple[MutantStatus, ...] = ("killed", "survived", "equivalent", "inert", "skipped", "error")
+STATUSES: tuple[MutantStatus, ...] = (
+    "killed",
+    "survived",
+    "equivalent",
+    "inert",
+    "skipped",
+    "error",
+)
 """Every mutant status, in report order."""
 Severity: TypeAlias = Literal["low", "medium", "high"]
 

@@ -121,9 +121,7 @@ def _observed(score: CaseScore) -> tuple[object, ...]:
     """What the suite can see of one case: field statuses, case scores, check outcomes."""
     statuses = {f.path: f.status for f in score.comparison.fields}
     case_scores = {
-        e.name: e.score
-        for e in score.evaluations
-        if not e.name.startswith(("field:", "check:"))
+        e.name: e.score for e in score.evaluations if not e.name.startswith(("field:", "check:"))
     }
     checks = {e.name: e.score >= 1 for e in score.evaluations if e.name.startswith("check:")}
     return score.ok, statuses, case_scores, checks
