@@ -8,6 +8,7 @@ from stateval import (
     EvaluationConfigError,
     EvaluationDataset,
     EvaluationHarness,
+    EvaluationResult,
     EvaluationScoreType,
 )
 from stateval.checks import EmbeddingClient, EmbeddingClientProtocol
