@@ -225,3 +225,13 @@ def test_a_plugin_that_cannot_load_is_one_clear_error(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(PluginError, match=r"plugin 'broken' .* cannot be loaded"):
         load_plugins()
+
+
+def test_the_seed_root_imports_work_from_stateval() -> None:
+    # seed 002: `from muteval import as_system` / `from muteval import EvalOutcome`
+    import stateval
+    from stateval.mutation import EvalOutcome as MutationEvalOutcome
+    from stateval.mutation import as_system as mutation_as_system
+
+    assert stateval.as_system is mutation_as_system
+    assert stateval.EvalOutcome is MutationEvalOutcome

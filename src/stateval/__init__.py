@@ -51,6 +51,7 @@ from stateval.metrics import (
     slot_metrics,
     worst_fields,
 )
+from stateval.mutation import EvalOutcome, as_system
 from stateval.mutators import (
     BaseLLMClient,
     LLMMutator,
@@ -70,6 +71,7 @@ __all__ = [
     "ComparisonError",
     "DatasetError",
     "DeltaComparison",
+    "EvalOutcome",
     "EvaluationConfig",
     "EvaluationConfigError",
     "EvaluationContext",
@@ -112,6 +114,7 @@ __all__ = [
     "SuiteError",
     "ValueConfidence",
     "__version__",
+    "as_system",
     "compare_delta",
     "compare_field",
     "compare_states",
