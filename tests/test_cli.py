@@ -100,11 +100,16 @@ def test_invalid_suite_exits_2_with_one_line_per_problem(project: Path) -> None:
     (project / "bad.yaml").write_text("mutator: {type: python}\ncases: {file: nope.jsonl}\nx: 1\n")
     result = CliRunner().invoke(app, ["run", "bad.yaml", "--no-phoenix"])
     assert result.exit_code == 2
+    # the case file's problem comes in the same pass as the schema's
     assert result.stderr.splitlines() == [
         "error: bad.yaml:1: mutator.callable: required",
         "error: bad.yaml:3: x: unknown key",
+        "error: bad.yaml:2: cases.file: cannot read nope.jsonl: No such file or directory",
     ]
     assert result.stdout == ""
+    validate = CliRunner().invoke(app, ["validate", "bad.yaml"])
+    assert validate.exit_code == 2
+    assert validate.stderr == result.stderr
     debug = CliRunner().invoke(app, ["run", "bad.yaml", "--no-phoenix", "--debug"])
     assert debug.exit_code == 2
     assert "Traceback" in debug.stderr
@@ -179,6 +184,26 @@ def test_phoenix_status_without_a_server(project: Path) -> None:
     result = CliRunner().invoke(app, ["phoenix", "status"])
     assert result.exit_code == 1
     assert result.stdout.startswith("not running")
+
+
+@pytest.mark.parametrize(
+    ("command", "shown", "hidden"),
+    [
+        ([], ["--help  ", "Run a suite, scored per field, reported to Phoenix.\n"], ["<bool>"]),
+        (["run"], ["--no-phoenix  ", "--debug  ", "--limit N ", "--report-json FILE"], ["<bool>"]),
+        (["mutate"], ["--phoenix-all  ", "--fail-under PCT", "--eval EVAL"], ["<bool>", "<list"]),
+        (["rescore"], ["--suite SUITE", "--debug  "], ["<bool>", "--no-debug"]),
+    ],
+)
+def test_help_shows_flags_bare_and_options_with_their_metavar(
+    command: list[str], shown: list[str], hidden: list[str]
+) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    for text in shown:
+        assert text in result.stdout, (text, result.stdout)
+    for text in hidden:
+        assert text not in result.stdout, (text, result.stdout)
 
 
 def test_help_does_not_import_heavy_modules() -> None:

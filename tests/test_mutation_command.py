@@ -80,7 +80,14 @@ def test_mutate_writes_reports_and_exits_by_fail_under(tmp_path: Path) -> None:
     assert "thresholds.fields['a.y']" in result.stdout
     assert "mutation score < 60%: FAILED" in result.stdout
     data = json.loads(report.read_text())
-    assert data["counts"] == {"killed": 1, "survived": 1, "inert": 0, "skipped": 0, "error": 0}
+    assert data["counts"] == {
+        "killed": 1,
+        "survived": 1,
+        "equivalent": 0,
+        "inert": 0,
+        "skipped": 0,
+        "error": 0,
+    }
     assert data["score"]["value"] == 0.5
     survivor = next(m for m in data["mutants"] if m["status"] == "survived")
     assert survivor["description"].startswith("drops the update to a.y")
@@ -129,3 +136,30 @@ async def test_terminal_report_lists_survivors_most_severe_first(tmp_path: Path)
     assert text.index("drops the update to a.y") < text.index("lowers the confidence of the")
     assert "mutation score >= 10%: PASSED" in text
     assert "by operator" in text
+
+
+def test_equivalent_mutants_are_reported_apart_from_survivors(tmp_path: Path) -> None:
+    suite = write(tmp_path)
+    text = suite.read_text(encoding="utf-8").replace("a.y=2", "a.y=north")
+    text = text.replace('a.y: "2"', "a.y: north") + 'policies:\n  "*": {normalize: [case]}\n'
+    suite.write_text(text, encoding="utf-8")
+    report, junit = tmp_path / "r.json", tmp_path / "j.xml"
+    args = ["mutate", str(suite), "--operators", "change_case,drop_field", "--junit", str(junit)]
+    result = CliRunner().invoke(app(), [*args, "--report-json", str(report)])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "1 survived, 1 equivalent" in out
+    assert "equivalent: the output changed, but nothing the suite observes did" in out
+    assert "why: policies['*'] normalises letter case" in out
+    survivors = out.split("survivors, most severe first", 1)[1].split("equivalent:", 1)[0]
+    assert "change_case" not in survivors
+    # killed / (killed + survived): the equivalent mutant is left out of the effective score
+    assert "effective score 50.0% (1/2" in out
+    data = json.loads(report.read_text())
+    (equivalent,) = [m for m in data["mutants"] if m["status"] == "equivalent"]
+    assert equivalent["operator"] == "change_case"
+    assert data["survivors"] == [m["id"] for m in data["mutants"] if m["status"] == "survived"]
+    cases = {c.get("classname"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    skipped = cases["change_case"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message", "").startswith("equivalent: nothing the suite observes")

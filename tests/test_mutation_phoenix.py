@@ -97,21 +97,19 @@ async def test_baseline_and_survivors_become_experiments_with_every_evaluation(
     suite = load_suite(path)
     report = await run_mutation(suite, MutationConfig(operators="drop_field,strip_provenance"))
     by_status = {r.id: r.status for r in report.results}
-    assert by_status == {"M001": "killed", "M002": "survived", "M003": "survived"}
+    # no comparison reads provenance, so stripping it is equivalent, not a survivor
+    assert by_status == {"M001": "killed", "M002": "survived", "M003": "equivalent"}
 
     logged = await log_mutation(suite, report, PhoenixTarget(phoenix_url))
     assert logged.error is None
-    assert list(logged.mutants) == ["M002", "M003"]  # survivors only, by default
+    assert list(logged.mutants) == ["M002"]  # survivors only, by default
 
     experiments = _experiments(phoenix_url, dataset)
-    assert set(experiments) == {
-        "tiny-mutation-baseline",
-        "tiny-mutant-drop_field-2",
-        "tiny-mutant-strip_provenance-3",
-    }
+    assert set(experiments) == {"tiny-mutation-baseline", "tiny-mutant-drop_field-2"}
     base = experiments["tiny-mutation-baseline"]
     assert base["metadata"]["role"] == "baseline"
-    assert base["metadata"]["survivors"] == ["M002", "M003"]
+    assert base["metadata"]["survivors"] == ["M002"]
+    assert base["metadata"]["counts"]["equivalent"] == 1
     assert base["metadata"]["mutation_score"] == pytest.approx(1 / 3)
 
     survivor = next(r for r in report.results if r.id == "M002")
@@ -183,7 +181,7 @@ def test_the_command_logs_to_phoenix_and_prints_survivor_links(
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
     urls = {m["id"]: m["experiment_url"] for m in data["mutants"]}
-    assert all(urls.values())  # --phoenix-all: the killed mutant too
+    assert all(urls.values())  # --phoenix-all: the killed and equivalent mutants too
     out = " ".join(result.stdout.split())
     assert f"in Phoenix: {urls['M002']}" in out
     assert f"in Phoenix: {urls['M001']}" not in out  # links are printed for survivors
@@ -196,6 +194,8 @@ def test_the_command_logs_to_phoenix_and_prints_survivor_links(
         "tiny-mutant-drop_field-2",
         "tiny-mutant-strip_provenance-3",
     }
+    equivalent = experiments["tiny-mutant-strip_provenance-3"]["metadata"]
+    assert (equivalent["status"], equivalent["killed"]) == ("equivalent", False)
     killed = experiments["tiny-mutant-drop_field-1"]["metadata"]
     assert (killed["status"], killed["killed"]) == ("killed", True)
     assert killed["killed_by"] == ["threshold:fields[a.x]"]
@@ -213,7 +213,7 @@ def test_an_unreachable_phoenix_leaves_the_mutation_report_intact(tmp_path: Path
     assert result.exit_code == 0, result.output
     assert "warning: Phoenix logging stopped: Phoenix at http://127.0.0.1:" in result.stdout
     data = json.loads(report.read_text())
-    assert data["counts"]["survived"] == 2
+    assert (data["counts"]["survived"], data["counts"]["equivalent"]) == (1, 1)
     assert data["phoenix"]["error"].startswith("Phoenix at ")
     assert all(m["experiment_url"] is None for m in data["mutants"])
 
@@ -230,6 +230,5 @@ def test_phoenix_flag_uses_the_server_stateval_run_would(
     assert set(_experiments(phoenix_url, dataset)) == {
         "tiny-mutation-baseline",
         "tiny-mutant-drop_field-2",
-        "tiny-mutant-strip_provenance-3",
     }
     assert not (tmp_path / ".stateval").exists()  # no embedded server was started

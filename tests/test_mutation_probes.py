@@ -132,14 +132,35 @@ async def test_redundant_checks_and_discrimination_read_the_mutant_results(
     assert not redundant.ok
     assert "threshold:fields[a.y] (covered by threshold:accuracy)" in redundant.summary
     discrimination = next(p for p in report.probes if p.name == "discrimination")
-    assert not discrimination.ok  # strip_provenance changes the output, no score moves
-    assert discrimination.detail is not None
-    assert "removes inference and message_id" in discrimination.detail
-    assert discrimination.metrics["n_moved"] == discrimination.metrics["n_changed"] - 1
+    # strip_provenance changes the output where no comparison looks: equivalent, counted apart
+    assert discrimination.ok
+    assert discrimination.metrics["n_equivalent"] == 1
+    assert discrimination.metrics["n_changed"] == discrimination.metrics["n_moved"]
+    assert "1 equivalent under the suite's policies (not counted)" in discrimination.summary
     with_eval = await run_mutation(
         s, MutationConfig(operators="drop_field,strip_provenance", evals=[provenance_eval])
     )
-    assert next(p for p in with_eval.probes if p.name == "discrimination").ok
+    probe = next(p for p in with_eval.probes if p.name == "discrimination")
+    assert probe.ok
+    assert probe.metrics["n_equivalent"] == 0  # the eval sees the stripped provenance
+
+
+async def test_discrimination_flags_a_change_the_suite_sees_but_no_score_moves(
+    tmp_path: Path,
+) -> None:
+    # the mutator gets a.y wrong on this case; dropping its update turns a mismatched field
+    # into a missing one: the suite's comparison sees it, but every score stays at 0
+    wrong = {**FILL, "expected_post_state": {"a.x": "1", "a.y": "9"}}
+    s = suite(tmp_path, [wrong, NOTHING], thresholds={"accuracy": 0.5})
+    report = await run_mutation(s, MutationConfig(operators="drop_field"))
+    dropped = next(r for r in report.results if "a.y" in r.mutant.description)
+    assert dropped.status == "survived"
+    assert not dropped.moved
+    discrimination = next(p for p in report.probes if p.name == "discrimination")
+    assert not discrimination.ok
+    assert discrimination.detail is not None
+    assert "drops the update to a.y" in discrimination.detail
+    assert discrimination.metrics["n_moved"] == discrimination.metrics["n_changed"] - 1
 
 
 def test_a_probe_that_raises_is_a_failed_result(tmp_path: Path) -> None:

@@ -263,9 +263,139 @@ def test_missing_case_file_and_mutator_module_are_both_reported(tmp_path: Path) 
         'mutator: {type: python, callable: "no_such_module_xyz:fn"}\ncases: {file: gone.jsonl}\n',
     )
     problems = _problems(path)
-    assert problems[0].startswith("gone.jsonl: cannot read")
+    assert problems[0] == (
+        "suite.yaml:2: cases.file: cannot read gone.jsonl: No such file or directory"
+    )
     assert problems[1].startswith(
         "suite.yaml:1: mutator.callable: cannot load 'no_such_module_xyz:fn'"
+    )
+
+
+def test_a_missing_case_file_names_the_suite_line_and_the_setting(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'name: s\nmutator: {type: python, callable: "builtins:print"}\ncases:\n'
+        "  format: flat\n  file: data/nofile.jsonl\n",
+    )
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem == (
+        "suite.yaml:5: cases.file: cannot read data/nofile.jsonl: No such file or directory"
+    )
+    (tmp_path / "cases.txt").write_text("")
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.txt}\n',
+    )
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem == (
+        "suite.yaml:2: cases.file: unknown case file type cases.txt (use .jsonl, .json or .csv)"
+    )
+
+
+def test_a_missing_slot_file_names_the_suite_line_and_the_setting(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n"
+        "slots: {file: slots.txt}\n",
+    )
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem == "suite.yaml:3: slots.file: cannot read slots.txt: No such file or directory"
+
+
+def test_case_file_problems_are_reported_with_suite_schema_problems(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"id": "a", "input": {"prompt": "p"}, "expected_post_state": {}}),
+        "{not json",
+        json.dumps({"id": "a", "input": {"prompt": "p"}, "expected_post_state": {}}),
+    ]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "thresholds: {accuracy: 2}\n"
+        "cases: {file: cases.jsonl}\n",
+    )
+    problems = _problems(path, load_mutator=False)
+    assert problems == [
+        "suite.yaml:2: thresholds.accuracy: expected less than or equal to 1",
+        "cases.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes",
+        "cases.jsonl:3: case 'a': id: duplicate case id (first at line 1)",
+    ]
+    # a missing case file too, and inline cases' duplicates
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\nsurprise: 1\n'
+        "cases: {file: gone.jsonl}\n",
+    )
+    assert _problems(path, load_mutator=False) == [
+        "suite.yaml:2: surprise: unknown key",
+        "suite.yaml:3: cases.file: cannot read gone.jsonl: No such file or directory",
+    ]
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\nsurprise: 1\n'
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}},"
+        " {id: a, input: {prompt: y}, expected_post_state: {}}]}\n",
+    )
+    problems = _problems(path, load_mutator=False)
+    assert problems[0] == "suite.yaml:2: surprise: unknown key"
+    assert "case 'a': id: duplicate case id" in problems[1]
+    assert len(problems) == 2
+
+
+def test_a_cases_section_that_is_itself_invalid_reports_only_its_schema_problem(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "cases.jsonl").write_text("{not json\n")
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "cases: {file: cases.jsonl, format: deep}\n",
+    )
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem.startswith("suite.yaml:2: cases.format: expected 'flat' or 'nested'")
+
+
+def test_schema_messages_use_the_suite_file_words_not_model_names(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "policies: [1]\n"
+        "cases:\n  inline:\n    - 5\n    - {id: a, input: hello, expected_post_state: {}}\n",
+    )
+    problems = sorted(_problems(path, load_mutator=False))
+    assert problems == [
+        "suite.yaml:2: policies: expected an object (key: value pairs), got a list",
+        "suite.yaml:5: cases.inline[0]: expected an object (key: value pairs), got a number",
+        "suite.yaml:6: case 'a': input: expected an object (key: value pairs), got a string",
+    ]
+    assert not any("Spec" in p or "instance of" in p for p in problems)
+    (tmp_path / "cases.jsonl").write_text("[1, 2]\n")
+    path = _write(
+        tmp_path,
+        'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n',
+    )
+    (problem,) = _problems(path, load_mutator=False)
+    assert problem == "cases.jsonl:1: expected an object (key: value pairs), got a list"
+    path = _write(tmp_path, "mutator: {callable: a:b}\ncases: {file: cases.jsonl}\n")
+    assert _problems(path, load_mutator=False)[0] == "suite.yaml:1: mutator: needs a 'type' key"
+    path = _write(tmp_path, "mutator: {type: rust}\ncases: {file: cases.jsonl}\n")
+    problem = _problems(path, load_mutator=False)[0]
+    assert problem == "suite.yaml:1: mutator: unknown 'type' 'rust' (expected 'python', 'llm')"
+
+
+def test_a_missing_callable_is_named_once(tmp_path: Path) -> None:
+    module = _module(tmp_path)
+    path = _write(
+        tmp_path,
+        f'mutator: {{type: python, callable: "{module}:nope", path: .}}\n'
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: {}}]}\n",
+    )
+    (problem,) = _problems(path)
+    assert problem == (
+        f"suite.yaml:1: mutator.callable: cannot load '{module}:nope': "
+        f"{module!r} has no attribute 'nope'"
     )
 
 
@@ -523,8 +653,8 @@ mutation:
     assert problems[0] == (
         "suite.yaml:5: mutation.operators: one operator name per list item, got 'drop_field,stale'"
     )
-    assert problems[1].startswith("suite.yaml:6: mutation.fail_under: Input should be less")
-    assert problems[2].startswith("suite.yaml:7: mutation.max_mutants: Input should be greater")
+    assert problems[1] == "suite.yaml:6: mutation.fail_under: expected less than or equal to 100"
+    assert problems[2] == "suite.yaml:7: mutation.max_mutants: expected greater than or equal to 1"
     assert problems[3] == "suite.yaml:8: mutation.seeds: unknown key"
 
 

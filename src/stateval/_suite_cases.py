@@ -18,7 +18,15 @@ from stateval.errors import StateError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
 
-__all__ = ["Case", "Loc", "build_case", "format_problem", "line_locator", "read_case_file"]
+__all__ = [
+    "Case",
+    "CaseFileRef",
+    "Loc",
+    "build_case",
+    "format_problem",
+    "line_locator",
+    "read_case_file",
+]
 
 Loc = tuple[str | int, ...]
 StateFormat = Literal["flat", "nested"]
@@ -88,17 +96,47 @@ def _dotted(loc: Loc) -> str:
     return out
 
 
+_OBJECT_ERRORS = frozenset({"model_type", "model_attributes_type", "dict_type"})
+
+
+def _written(value: object) -> str:
+    """What the user wrote, in YAML / JSON words (``a list``, ``a string``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
 def pydantic_message(error: Mapping[str, Any]) -> str:
-    """A short message for one pydantic error."""
-    if error["type"] == "extra_forbidden":
+    """A short message for one pydantic error, in the suite file's words (no model names)."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
         return "unknown key"
-    if error["type"] == "missing":
+    if kind == "missing":
         return "required"
-    if error["type"] == "string_pattern_mismatch" and ":" in str(
-        error.get("ctx", {}).get("pattern")
-    ):
+    if kind == "string_pattern_mismatch" and ":" in str(ctx.get("pattern")):
         return "expected 'module:attribute'"
-    return str(error["msg"]).removeprefix("Value error, ")
+    if kind in _OBJECT_ERRORS:
+        return f"expected an object (key: value pairs), got {_written(error.get('input'))}"
+    if kind == "list_type":
+        return f"expected a list, got {_written(error.get('input'))}"
+    if kind == "union_tag_not_found":
+        return f"needs a {ctx.get('discriminator', 'type')} key"
+    if kind == "union_tag_invalid":
+        return (
+            f"unknown {ctx.get('discriminator', 'type')} {ctx.get('tag')!r} "
+            f"(expected {ctx.get('expected_tags')})"
+        )
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return message.replace("Input should be", "expected", 1)
 
 
 def line_locator(text: str, base: Loc = ()) -> Locate:
@@ -205,14 +243,44 @@ def _case_id(data: object) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class CaseFileRef:
+    """Where the suite names its case file: ``suite.yaml``, its line, the value written."""
+
+    suite: str
+    line: int | None
+    written: str
+
+    def problem(self, message: str) -> str:
+        """``suite.yaml:LINE: cases.file: message``."""
+        return format_problem(self.suite, self.line, None, "cases.file", message)
+
+
 def read_case_file(
-    path: Path, label: str, fmt: StateFormat, confidence: float, problems: list[str]
+    path: Path,
+    label: str,
+    fmt: StateFormat,
+    confidence: float,
+    problems: list[str],
+    ref: CaseFileRef | None = None,
 ) -> list[Case]:
-    """Read every case of a JSONL, JSON or CSV file, appending one line per problem."""
+    """Read every case of a JSONL, JSON or CSV file, appending one line per problem.
+
+    Problems with the file as a whole (it cannot be read, its type is unknown) name the suite's
+    ``cases.file`` setting when ``ref`` says where it is; problems inside it name the file.
+    """
+
+    def whole(message: str) -> str:
+        if ref is None:
+            return format_problem(label, None, None, None, message)
+        return ref.problem(message)
+
+    written = label if ref is None else ref.written
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        problems.append(format_problem(label, None, None, None, f"cannot read: {exc.strerror}"))
+        reason = exc.strerror or type(exc).__name__
+        problems.append(whole(f"cannot read {written}: {reason}"))
         return []
     except UnicodeDecodeError as exc:
         problems.append(format_problem(label, None, None, None, f"not UTF-8 text: {exc.reason}"))
@@ -225,11 +293,7 @@ def read_case_file(
     elif suffix == ".csv":
         records = _csv_records(text, label, problems)
     else:
-        problems.append(
-            format_problem(
-                label, None, None, None, "unknown case file type (use .jsonl, .json or .csv)"
-            )
-        )
+        problems.append(whole(f"unknown case file type {written} (use .jsonl, .json or .csv)"))
         return []
     return build_cases(records, label, fmt, confidence, problems)
 

@@ -36,10 +36,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: typer 0.29's rich panels print a ``<bool>`` metavar after every flag
+    # (``--debug <bool>``, ``--help <bool>``); the plain formatter shows flags bare.
+    rich_markup_mode=None,
 )
 phoenix_app = typer.Typer(help="Manage the embedded Phoenix server.", no_args_is_help=True)
 app.add_typer(phoenix_app, name="phoenix")
 model_app = typer.Typer(
+    short_help="Serve the packaged local model (SmolLM2-135M-Instruct).",
     help="Serve the packaged local model (SmolLM2-135M-Instruct on llama.cpp's "
     "OpenAI-compatible server).",
     no_args_is_help=True,
@@ -101,22 +105,31 @@ def _resolve_phoenix(
     return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, home, announce=_stderr().print)
 
 
-@app.command()
+@app.command(short_help="Run a suite, scored per field, reported to Phoenix.")
 def run(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
     concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Mutator calls at once (default: the suite's).")
+        int | None,
+        typer.Option(min=1, metavar="N", help="Mutator calls at once (default: the suite's)."),
     ] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N cases.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Run only the first N cases.")
+    ] = None,
     phoenix_url: Annotated[
-        str | None, typer.Option(help="Report to this Phoenix server (base URL).")
+        str | None, typer.Option(metavar="URL", help="Report to this Phoenix server (base URL).")
     ] = None,
     no_phoenix: Annotated[
         bool, typer.Option("--no-phoenix", help="Run locally only: no Phoenix.")
     ] = False,
-    report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
+    report_json: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
+    ] = None,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
@@ -214,20 +227,27 @@ def _finish(
     _write_reports(summary, report_json, junit, markdown)
 
 
-@app.command()
+@app.command(short_help="Score a journaled run again under the current suite.")
 def rescore(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="A run id, or 'latest'.")],
     suite_path: Annotated[
         Path | None,
         typer.Option(
             "--suite",
+            metavar="SUITE",
             help="Suite whose policies and thresholds to use (default: "
             "the run's own suite file, as it is now).",
         ),
     ] = None,
-    report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here.")] = None,
+    report_json: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Score a journaled run again under the suite's current policies and thresholds."""
@@ -248,7 +268,7 @@ def rescore(
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 
 
-@app.command()
+@app.command(short_help="Check a suite, its cases and its mutator; run nothing.")
 def validate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
@@ -264,7 +284,8 @@ def validate(
 @app.command()
 def schema(
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write here instead of stdout."),
     ] = None,
 ) -> None:
     """Print the JSON Schema of suite files (docs/suite-schema.json)."""
@@ -277,7 +298,7 @@ def schema(
         output.write_text(text, encoding="utf-8")
 
 
-@phoenix_app.command("start")
+@phoenix_app.command("start", short_help="Start the embedded Phoenix server.")
 def phoenix_start(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -316,13 +337,18 @@ def phoenix_status(
             raise typer.Exit(1)
 
 
-@model_app.command("serve")
+@model_app.command("serve", short_help="Serve the packaged model until Ctrl-C.")
 def model_serve(
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8765,
-    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 2048,
-    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(min=1, max=65535, metavar="PORT", help="Port to serve on.")
+    ] = 8765,
+    n_ctx: Annotated[
+        int, typer.Option(min=256, metavar="N", help="Context window in tokens.")
+    ] = 2048,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Interface to bind.")] = "127.0.0.1",
     n_threads: Annotated[
-        int | None, typer.Option(min=1, help="CPU threads (default: llama.cpp's choice).")
+        int | None,
+        typer.Option(min=1, metavar="N", help="CPU threads (default: llama.cpp's choice)."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
@@ -349,7 +375,7 @@ def model_serve(
     raise typer.Exit(code)
 
 
-@model_app.command("stop")
+@model_app.command("stop", short_help="Stop a local model server by its PID.")
 def model_stop(
     pid: Annotated[int, typer.Argument(metavar="PID", help="The server's process id.")],
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 
 from stateval._suite_cases import (
     Case,
+    CaseFileRef,
     Loc,
     build_cases,
     format_problem,
@@ -51,6 +52,7 @@ from stateval._suite_cases import (
 from stateval._suite_env import expand_environment
 from stateval._suite_llm import build_judge, build_llm_mutator
 from stateval._suite_models import (
+    CasesSpec,
     PythonMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
@@ -224,20 +226,17 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
                 for loc, message in env_problems
             ]
         )
+    base = path.resolve().parent
     try:
         model = SuiteModel.model_validate(data)
     except ValidationError as exc:
-        raise SuiteProblemsError(_suite_problems(exc, data, text, label)) from exc
-    base = path.resolve().parent
-    problems: list[str] = []
-    spec = model.cases
-    if spec.file is not None:
-        case_path = base / spec.file
-        cases = read_case_file(case_path, _label(case_path), spec.format, spec.confidence, problems)
-    else:
-        raw_items = data["cases"]["inline"]
-        records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
-        cases = build_cases(records, label, spec.format, spec.confidence, problems)
+        problems = _suite_problems(exc, data, text, label)
+        # Report the case file's problems in the same pass when the cases section is valid.
+        if not any(e["loc"][:1] == ("cases",) for e in exc.errors()):
+            _load_cases(_cases_spec(data), data, text, base, label, problems)
+        raise SuiteProblemsError(problems) from exc
+    problems = []
+    cases = _load_cases(model.cases, data, text, base, label, problems)
     if not cases and not problems:
         problems.append(
             format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
@@ -290,6 +289,35 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     )
 
 
+def _cases_spec(data: Mapping[str, Any]) -> CasesSpec | None:
+    try:
+        return CasesSpec.model_validate(data.get("cases"))
+    except ValidationError:
+        return None
+
+
+def _load_cases(
+    spec: CasesSpec | None,
+    data: Mapping[str, Any],
+    text: str,
+    base: Path,
+    label: str,
+    problems: list[str],
+) -> list[Case]:
+    """The suite's cases (from its case file or inline), appending one line per problem."""
+    if spec is None:
+        return []
+    if spec.file is not None:
+        case_path = base / spec.file
+        ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
+        return read_case_file(
+            case_path, _label(case_path), spec.format, spec.confidence, problems, ref
+        )
+    raw_items = data["cases"]["inline"]
+    records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
+    return build_cases(records, label, spec.format, spec.confidence, problems)
+
+
 def _load_checks(
     model: SuiteModel, label: str, locate: Any, problems: list[str]
 ) -> dict[str, tuple[Criterion, ...]]:
@@ -335,7 +363,10 @@ def _load_slots(
         try:
             content = slot_path.read_text(encoding="utf-8")
         except OSError as exc:
-            problems.append(format_problem(where, None, None, None, f"cannot read: {exc.strerror}"))
+            message = f"cannot read {spec.file}: {exc.strerror or type(exc).__name__}"
+            problems.append(
+                format_problem(label, locate(("slots", "file")), None, "slots.file", message)
+            )
             return None
         if slot_path.suffix.lower() in (".json", ".yaml", ".yml"):
             try:

@@ -35,34 +35,49 @@ def mutate(
     operators: Annotated[
         str | None,
         typer.Option(
+            metavar="A,B",
             help="Comma-separated operator names (default: the suite's mutation.operators, "
-            "else every registered one)."
+            "else every registered one).",
         ),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of the operators' random choices (default 0).")
+        int | None,
+        typer.Option(metavar="N", help="Seed of the operators' random choices (default 0)."),
     ] = None,
     fail_under: Annotated[
         float | None,
-        typer.Option(min=0, max=100, help="Exit 1 when the mutation score (%) is below this."),
+        typer.Option(
+            min=0, max=100, metavar="PCT", help="Exit 1 when the mutation score (%) is below this."
+        ),
     ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Write a JUnit XML report here.")] = None,
-    report_json: Annotated[Path | None, typer.Option(help="Write a JSON report here.")] = None,
+    junit: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
+    ] = None,
+    report_json: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
+    ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Mutator calls at once (default: the suite's).")
+        int | None,
+        typer.Option(min=1, metavar="N", help="Mutator calls at once (default: the suite's)."),
     ] = None,
     max_calls: Annotated[
         int | None,
-        typer.Option(min=0, help="Most paid calls (LLM mutator calls, is_llm evals) to make."),
+        typer.Option(
+            min=0, metavar="N", help="Most paid calls (LLM mutator calls, is_llm evals) to make."
+        ),
     ] = None,
     max_mutants: Annotated[
-        int | None, typer.Option(min=1, help="Evaluate a seeded sample of this many mutants.")
+        int | None,
+        typer.Option(min=1, metavar="N", help="Evaluate a seeded sample of this many mutants."),
     ] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Use only the first N cases.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Use only the first N cases.")
+    ] = None,
     eval_specs: Annotated[
         list[str] | None,
         typer.Option(
             "--eval",
+            metavar="EVAL",
             help="An extra eval: a registered name (provenance) or module:attr; replaces the "
             "suite's mutation.evals.",
         ),
@@ -76,7 +91,10 @@ def mutate(
         ),
     ] = False,
     phoenix_url: Annotated[
-        str | None, typer.Option(help="Log to this Phoenix server (base URL); implies --phoenix.")
+        str | None,
+        typer.Option(
+            metavar="URL", help="Log to this Phoenix server (base URL); implies --phoenix."
+        ),
     ] = None,
     phoenix_all: Annotated[
         bool,
@@ -84,7 +102,7 @@ def mutate(
             "--phoenix-all", help="Log killed and equivalent mutants too, not only survivors."
         ),
     ] = False,
-    debug: Annotated[bool, typer.Option(help="Show tracebacks.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
     """Mutation-test a suite: would it notice if the mutator got worse?"""
     from rich.console import Console

@@ -25,11 +25,10 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from stateval.errors import (
@@ -40,6 +39,15 @@ from stateval.errors import (
     MutatorError,
 )
 from stateval.mutators._client import BaseLLMClient
+from stateval.mutators._llm_call import (
+    RETRYABLE_STATUS,
+    ChatRequest,
+    LLMCall,
+    ReplyError,
+    backoff_delay,
+    read_call,
+    retry_after,
+)
 from stateval.mutators._response_format import SchemaDialect, response_format
 
 if TYPE_CHECKING:
@@ -48,47 +56,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
 
-_RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
 _DETAIL_CHARS: Final = 300
 _SK_PATTERN: Final = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
 _BEARER_PATTERN: Final = re.compile(r"(?i)\bbearer\s+\S+")
-
-
-@dataclass(frozen=True, slots=True)
-class LLMCall:
-    """One completed chat completion: what the LLM span and reports record (never the key).
-
-    Attributes:
-        model: The model the server says answered (else the one requested).
-        requested_model: The model asked for.
-        base_url: The endpoint's base URL, without credentials.
-        prompt: The user message sent.
-        system_prompt: The system message sent, if any.
-        output: The reply text.
-        prompt_tokens: Prompt tokens, when the server reports usage.
-        completion_tokens: Completion tokens, when reported.
-        total_tokens: Total tokens, when reported.
-        finish_reason: Why generation stopped (``stop``, ``length``, ...), when reported.
-        latency_s: Seconds from the first attempt to the reply, backoff included.
-        attempts: HTTP attempts made (1 when nothing was retried).
-        response_format: ``json_schema``, ``json_object`` or None (unconstrained).
-        invocation_parameters: Sampling parameters sent (temperature, max_tokens, ...).
-    """
-
-    model: str
-    requested_model: str
-    base_url: str
-    prompt: str
-    system_prompt: str | None
-    output: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    total_tokens: int | None
-    finish_reason: str | None
-    latency_s: float
-    attempts: int
-    response_format: str | None
-    invocation_parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 class _Unset:
@@ -96,43 +66,6 @@ class _Unset:
 
 
 _UNSET: Final = _Unset()
-
-
-@dataclass(frozen=True, slots=True)
-class _Request:
-    """What one call sends: messages, and the schema its reply must follow (if any)."""
-
-    messages: list[dict[str, Any]]
-    schema: dict[str, Any] | None
-    schema_name: str
-
-    @property
-    def text_messages(self) -> list[dict[str, str]]:
-        """The messages with their contents as text (for the LLM span)."""
-        return [
-            {"role": str(m.get("role", "")), "content": _content_text(m.get("content"))}
-            for m in self.messages
-        ]
-
-    @property
-    def user_prompt(self) -> str:
-        """The last user message's text (what `LLMCall.prompt` records)."""
-        users = [m for m in self.messages if m.get("role") == "user"]
-        return _content_text(users[-1].get("content")) if users else ""
-
-    @property
-    def system_prompt(self) -> str | None:
-        """The first system message's text, if any."""
-        systems = [m for m in self.messages if m.get("role") == "system"]
-        return _content_text(systems[0].get("content")) if systems else None
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return "" if content is None else str(content)
 
 
 @dataclass(slots=True)
@@ -293,7 +226,7 @@ class OpenAICompatibleClient(BaseLLMClient):
             LLMResponseError: A 200 with no usable text (e.g. a refusal).
         """
         schema = self.response_schema if isinstance(response_schema, _Unset) else response_schema
-        request = _Request(
+        request = ChatRequest(
             messages=self._messages(prompt),
             schema=None if schema is None else dict(schema),
             schema_name=schema_name or self.schema_name,
@@ -367,7 +300,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         messages.append({"role": "user", "content": prompt})
         return messages
 
-    def _body(self, request: _Request, dialect: str | None) -> dict[str, Any]:
+    def _body(self, request: ChatRequest, dialect: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": request.messages}
         body.update(self._invocation_parameters())
         if dialect is not None and request.schema is not None:
@@ -385,7 +318,7 @@ class OpenAICompatibleClient(BaseLLMClient):
             params["max_tokens"] = self.max_tokens
         return params
 
-    async def _complete(self, http: httpx.AsyncClient, request: _Request) -> LLMCall:
+    async def _complete(self, http: httpx.AsyncClient, request: ChatRequest) -> LLMCall:
         import httpx
 
         url = f"{self.base_url}/chat/completions"
@@ -395,7 +328,7 @@ class OpenAICompatibleClient(BaseLLMClient):
         while True:
             dialect = self._dialect(request.schema)
             attempts += 1
-            retry_after: float | None = None
+            wait_hint: float | None = None
             detail = ""
             try:
                 response = await http.post(url, json=self._body(request, dialect))
@@ -414,9 +347,9 @@ class OpenAICompatibleClient(BaseLLMClient):
                     self.schema_dialect = "json_object"
                     continue
                 problem = f"HTTP {status}"
-                if status not in _RETRYABLE_STATUS:
+                if status not in RETRYABLE_STATUS:
                     raise self._status_error(status, detail, attempts)
-                retry_after = _retry_after(response)
+                wait_hint = retry_after(response)
             if retries >= self.max_retries:
                 if status is not None:
                     raise self._status_error(status, detail, attempts)
@@ -427,7 +360,7 @@ class OpenAICompatibleClient(BaseLLMClient):
                     url=self.url,
                 )
             retries += 1
-            await asyncio.sleep(self._delay(retries, retry_after))
+            await asyncio.sleep(self._delay(retries, wait_hint))
 
     def _should_switch_dialect(self, status: int, dialect: str | None, text: str) -> bool:
         return (
@@ -437,11 +370,8 @@ class OpenAICompatibleClient(BaseLLMClient):
             and "response_format" in text
         )
 
-    def _delay(self, retry: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.backoff_max)
-        ceiling = min(self.backoff_base * 2.0 ** (retry - 1), self.backoff_max)
-        return ceiling * random.uniform(0.5, 1.0)
+    def _delay(self, retry: int, wait_hint: float | None) -> float:
+        return backoff_delay(retry, wait_hint, self.backoff_base, self.backoff_max)
 
     def _status_error(self, status: int, detail: str, attempts: int) -> LLMStatusError:
         hint = ""
@@ -459,46 +389,34 @@ class OpenAICompatibleClient(BaseLLMClient):
     def _finish(
         self,
         response: httpx.Response,
-        request: _Request,
+        request: ChatRequest,
         dialect: str | None,
         started: float,
         n: int,
     ) -> LLMCall:
         try:
-            payload = response.json()
-            choice = payload["choices"][0]
-            message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise self._response_error(
-                f"is not a chat completion: {_one_line(self._redact(response.text[:120]))}"
-            ) from None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, str):
-            refusal = message.get("refusal") if isinstance(message, dict) else None
-            if refusal:
-                raise self._response_error(f"is a refusal: {_one_line(str(refusal)[:200])}")
-            raise self._response_error("has no text content")
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-        call = LLMCall(
-            model=str(payload.get("model") or self.model),
-            requested_model=self.model,
-            base_url=_safe_url(self.base_url),
-            prompt=request.user_prompt,
-            system_prompt=request.system_prompt,
-            output=content,
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            total_tokens=_int_or_none(usage.get("total_tokens")),
-            finish_reason=choice.get("finish_reason"),
-            latency_s=time.monotonic() - started,
-            attempts=n,
-            response_format=dialect,
-            invocation_parameters=self._invocation_parameters(),
-        )
+            call = read_call(
+                response.json(),
+                request,
+                requested_model=self.model,
+                base_url=_safe_url(self.base_url),
+                latency_s=time.monotonic() - started,
+                attempts=n,
+                response_format=dialect,
+                invocation_parameters=self._invocation_parameters(),
+            )
+        except ValueError:
+            raise self._response_error(self._not_a_completion(response)) from None
+        except ReplyError as exc:
+            what = self._not_a_completion(response) if exc.with_body else str(exc)
+            raise self._response_error(what) from None
         self.last_call = call
         if self.on_call is not None:
             self.on_call(call)
         return call
+
+    def _not_a_completion(self, response: httpx.Response) -> str:
+        return f"is not a chat completion: {_one_line(self._redact(response.text[:120]))}"
 
     def _response_error(self, what: str) -> LLMClientError:
         return LLMResponseError(
@@ -512,18 +430,6 @@ class OpenAICompatibleClient(BaseLLMClient):
             text = text.replace(self._api_key, "***")
         text = _BEARER_PATTERN.sub("Bearer ***", text)
         return _SK_PATTERN.sub("sk-***", text)
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _safe_url(url: str) -> str:

@@ -126,8 +126,9 @@ def load_callable(spec: str, *, search_path: Sequence[str | Path] = ()) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError:
+            missing = f" (missing {part!r})" if part != attr else ""
             raise MutatorLoadError(
-                spec, f"{module_name!r} has no attribute {attr!r} (missing {part!r})"
+                spec, f"{module_name!r} has no attribute {attr!r}{missing}"
             ) from None
     return target
 
