@@ -137,7 +137,7 @@ async def bench_run_experiment(url: str, w: Workload, concurrency: int) -> tuple
         return {f"f{j}": _value(int(case), j) for j in range(int(fields))}
 
     def accuracy(output: dict[str, Any], expected: dict[str, Any]) -> float:
-        return sum(output.get(k) == v for k, v in expected.items()) / len(expected)
+        return sum(bool(output.get(k) == v) for k, v in expected.items()) / len(expected)
 
     def overall(output: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
         match = all(output.get(k) == v for k, v in expected.items())
