@@ -18,7 +18,7 @@ from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, Mutator
 
 if TYPE_CHECKING:
     from stateval.mutators._openai import OpenAICompatibleClient
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
 __all__ = ["build_judge", "build_llm_mutator", "judge_settings"]
 
@@ -137,7 +137,6 @@ def build_judge(
     client = _client(settings, section="judge", label=label, locate=locate, problems=problems)
     if client is None:
         return None
-    from stateval.phoenix._judge import FieldJudge
-    from stateval.phoenix._llm import OpenAICompatibleLLM
+    from stateval.phoenix import FieldJudge, OpenAICompatibleLLM
 
     return FieldJudge(OpenAICompatibleLLM(client))

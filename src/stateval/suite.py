@@ -64,7 +64,7 @@ from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callab
 from stateval.policy import FieldPolicies
 
 if TYPE_CHECKING:
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
 __all__ = [
     "Case",

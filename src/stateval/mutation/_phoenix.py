@@ -27,8 +27,7 @@ from stateval.suite import Suite
 
 if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport
-    from stateval.phoenix._rest import DatasetRef, ExperimentRef, RunRecord
-    from stateval.phoenix._upload import PhoenixUploader
+    from stateval.phoenix import DatasetRef, ExperimentRef, PhoenixUploader, RunRecord
 
 __all__ = ["LOGGED_STATUSES", "MutationExperiments", "log_mutation", "mutant_experiment_name"]
 
@@ -105,7 +104,7 @@ def mutant_experiment_name(prefix: str, result: MutantResult) -> str:
 
 
 def _run_record(example_id: str, score: CaseScore) -> RunRecord:
-    from stateval.phoenix._rest import RunRecord
+    from stateval.phoenix import RunRecord
 
     result = score.result
     try:
@@ -151,7 +150,7 @@ class _Log:
 
     async def baseline(self) -> None:
         """Make sure the dataset exists (as a run would), then log the baseline."""
-        from stateval.phoenix._rest import Example
+        from stateval.phoenix import Example
 
         suite, report = self.suite, self.report
         examples = [Example(c.id, **c.to_example()) for c in suite.cases]
@@ -217,7 +216,7 @@ class _Log:
 
     async def _case(self, experiment_id: str, score: CaseScore) -> None:
         """Post the case's run, then the runner's evaluations of it."""
-        from stateval.phoenix._rest import EvaluationRecord
+        from stateval.phoenix import EvaluationRecord
 
         assert self.dataset is not None
         example_id = self.dataset.example_ids[score.case_id]
@@ -257,7 +256,7 @@ async def log_mutation(
             inert, skipped and failed mutants have nothing to show and are never logged.
     """
     # stateval.phoenix imports phoenix.evals: only when logging, not with stateval.mutation.
-    from stateval.phoenix._upload import PhoenixUploader
+    from stateval.phoenix import PhoenixUploader
 
     statuses = LOGGED_STATUSES[mutants]
     chosen = [r for r in report.results if r.status in statuses and r.summary is not None]
