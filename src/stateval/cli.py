@@ -248,22 +248,60 @@ def rescore(
     markdown: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
     ] = None,
+    phoenix_url: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="Log the rescored run to this Phoenix server."),
+    ] = None,
+    phoenix: Annotated[
+        bool,
+        typer.Option(
+            "--phoenix",
+            help="Log the rescored run to Phoenix even if the run was not (default server).",
+        ),
+    ] = False,
+    no_phoenix: Annotated[
+        bool, typer.Option("--no-phoenix", help="Rescore locally only: nothing to Phoenix.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
-    """Score a journaled run again under the suite's current policies and thresholds."""
+    """Score a journaled run again under the suite's current policies and thresholds.
+
+    When the run was logged to Phoenix (or with --phoenix / --phoenix-url), the rescored run
+    is logged there too, as a new experiment on the same dataset linked to the same traces.
+    """
+    if no_phoenix and (phoenix_url or phoenix):
+        print("error: --no-phoenix excludes --phoenix and --phoenix-url", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE)
     with _errors(debug):
         from stateval.journal import Journal
         from stateval.run import rescore as rescore_run
+        from stateval.run import rescore_to_phoenix
         from stateval.suite import load_suite
 
-        journal = Journal.open(_home(), run_id)
+        home = _home()
+        journal = Journal.open(home, run_id)
         suite = load_suite(suite_path or Path(journal.header.suite_path), load_mutator=False)
+        err = _stderr()
         if suite.cases_hash != journal.header.cases_hash:
-            _stderr().print(
+            err.print(
                 "[yellow]note: the suite's cases changed since this run; stored post-states "
                 "are compared with the current expected states[/yellow]"
             )
-        summary = rescore_run(suite, journal)
+        recorded = journal.header.phoenix_url
+        target = None
+        if phoenix_url or phoenix or (recorded and not no_phoenix):
+            target = _resolve_phoenix(phoenix_url, no_phoenix, recorded, home)
+        if target is None:
+            summary = rescore_run(suite, journal)
+        else:
+            outcome = asyncio.run(rescore_to_phoenix(suite, journal, target))
+            summary = outcome.summary
+            upload = outcome.upload
+            if upload is not None and (upload.error or upload.pending):
+                err.print(
+                    f"[yellow]warning: {upload.pending} case(s) of the rescored run not logged "
+                    f"to Phoenix{': ' + upload.error if upload.error else ''}[/yellow]"
+                )
         _finish(summary, report_json, junit, markdown)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 

@@ -21,6 +21,11 @@ phoenix's own openai adapter gives up)::
 
 In async code use `FieldJudge.ajudge` (it does not block the event loop) and ``await
 judge.aclose()`` at the end.
+
+With `FieldJudge.trace_calls`, every judge LLM call of `ajudge` is an OpenInference LLM span
+(`stateval.tracing.llm_span`) under the current span: an `OpenAICompatibleLLM`'s client records
+it itself (messages, model, token counts); for any other LLM the judge records the rendered
+messages, the model and the reply. Credentials never reach a span.
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from phoenix.evals import LLM, ClassificationEvaluator
 from phoenix.evals.llm.prompts import PromptTemplate, TemplateFormat
 
 from stateval.compare import FieldComparison, FieldStatus, StateComparison
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 __all__ = [
     "DEFAULT_JUDGE_TEMPLATE",
@@ -168,6 +176,7 @@ class FieldJudge:
     ) -> None:
         self.llm = llm
         self.cache = cache if cache is not None else JudgeCache()
+        self.tracer: Tracer | None = None
         self.evaluator = ClassificationEvaluator(
             name=name,
             llm=llm,
@@ -198,15 +207,52 @@ class FieldJudge:
         cached = self.cache.get(key)
         if cached is not None:
             return JudgeVerdict(cached.label, cached.explanation, cached=True)
-        try:
-            scores = await self.evaluator.async_evaluate(
-                self._variables(path, rubric_text, expected, actual)
-            )
-        except Exception as exc:
-            verdict = JudgeVerdict("judge_error", _reason(exc))
+        variables = self._variables(path, rubric_text, expected, actual)
+        if self.tracer is None:
+            verdict = await self._aask(variables)
         else:
-            verdict = _verdict(scores)
+            verdict = await self._aask_traced(variables, self.tracer)
         self.cache.put(key, verdict)
+        return verdict
+
+    def trace_calls(self, tracer: Tracer) -> None:
+        """Record each LLM call of `ajudge` as an LLM span of ``tracer`` under the current span.
+
+        An `OpenAICompatibleLLM` whose client has no tracer yet gets this one (its spans carry
+        the token counts); any other LLM's calls are recorded by the judge.
+        """
+        from stateval.phoenix._llm import OpenAICompatibleLLM
+
+        if isinstance(self.llm, OpenAICompatibleLLM):
+            if self.llm.client.tracer is None:
+                self.llm.client.tracer = tracer
+            return
+        self.tracer = tracer
+
+    async def _aask(self, variables: dict[str, str]) -> JudgeVerdict:
+        try:
+            scores = await self.evaluator.async_evaluate(variables)
+        except Exception as exc:
+            return JudgeVerdict("judge_error", _reason(exc))
+        return _verdict(scores)
+
+    async def _aask_traced(self, variables: dict[str, str], tracer: Tracer) -> JudgeVerdict:
+        from stateval.tracing import llm_span
+
+        messages = [
+            {"role": str(getattr(m["role"], "value", m["role"])), "content": str(m["content"])}
+            for m in self.evaluator.prompt_template.render(variables)
+        ]
+        provider = getattr(self.llm, "provider", None)
+        with llm_span(
+            tracer,
+            messages=messages,
+            model_name=str(self.llm.model),
+            provider=provider if isinstance(provider, str) else None,
+        ) as span:
+            verdict = await self._aask(variables)
+            reply = {"label": verdict.label, "explanation": verdict.explanation}
+            span.set_response(json.dumps(reply, ensure_ascii=False))
         return verdict
 
     async def aclose(self) -> None:

@@ -19,6 +19,7 @@ from stateval.run._session import (
     close_clients,
     find_resumable,
     rescore,
+    rescore_to_phoenix,
     run_suite,
     start_journal,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "find_resumable",
     "journaled_scores",
     "rescore",
+    "rescore_to_phoenix",
     "run_suite",
     "score_case",
     "start_journal",

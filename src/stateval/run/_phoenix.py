@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.journal import Journal
@@ -30,12 +31,47 @@ from stateval.run._session import PhoenixTarget, RunOutcome, UploadStatus
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
-    from stateval.tracing import Tracing
+    from stateval.tracing import MutationSpan, Tracing
 
-__all__ = ["PhoenixSink", "run_with_phoenix"]
+__all__ = ["ExperimentSpec", "PhoenixSink", "run_experiment", "run_with_phoenix"]
 
 _UPLOAD_WORKERS = 8
 _MAX_REQUESTS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentSpec:
+    """The experiment a `PhoenixSink` creates.
+
+    Attributes:
+        name: The experiment's name.
+        description: Its description.
+        metadata: Its metadata (JSON values).
+    """
+
+    name: str
+    description: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_experiment(journal: Journal) -> ExperimentSpec:
+    """The experiment of the run ``journal`` records (named after its header)."""
+    header = journal.header
+    return ExperimentSpec(
+        name=header.experiment_name or header.run_id,
+        description=f"stateval run {header.run_id} of {header.suite_name}",
+        metadata={
+            "stateval_run_id": header.run_id,
+            "suite": header.suite_name,
+            "suite_path": header.suite_path,
+            "suite_hash": header.suite_hash,
+            "cases_hash": header.cases_hash,
+            "mutator": header.mutator,
+            "stateval_version": header.stateval_version,
+            "git_commit": header.git_commit,
+            "cases": len(header.case_ids),
+        },
+    )
 
 
 class PhoenixSink:
@@ -45,12 +81,18 @@ class PhoenixSink:
         uploader: The Phoenix REST client.
         journal: Where acknowledgements are recorded.
         url: The Phoenix server (acknowledgements from another server are not trusted).
+        scope: Prefix of the experiment's acknowledgement kinds (``experiment``, ``run``,
+            ``evaluations``): empty for the run's own experiment, ``rescore-<n>:`` for the
+            experiment of a rescoring, so each keeps its own acknowledgements.
     """
 
-    def __init__(self, uploader: PhoenixUploader, journal: Journal, url: str) -> None:
+    def __init__(
+        self, uploader: PhoenixUploader, journal: Journal, url: str, *, scope: str = ""
+    ) -> None:
         self.uploader = uploader
         self.journal = journal
         self.url = url
+        self.scope = scope
         self.error: str | None = None
         self.runs = 0
         self.evaluations = 0
@@ -69,9 +111,14 @@ class PhoenixSink:
         """True when the experiment exists and nothing has failed."""
         return self.experiment_id is not None and self.error is None
 
-    async def prepare(self, suite: Suite) -> None:
-        """Make sure the dataset and the experiment exist (reusing acknowledged ones)."""
-        header = self.journal.header
+    async def prepare(self, suite: Suite, experiment: ExperimentSpec | None = None) -> None:
+        """Make sure the dataset and the experiment exist (reusing acknowledged ones).
+
+        Args:
+            suite: The suite whose cases are the dataset.
+            experiment: Name, description and metadata of the experiment to create (default:
+                the run's own, from the journal header).
+        """
         ack = self.journal.ack("dataset")
         if ack is not None and ack.get("url") == self.url:
             self.dataset_id = str(ack["dataset_id"])
@@ -93,14 +140,14 @@ class PhoenixSink:
                 example_ids=self.example_ids,
                 uploaded=ref.uploaded,
             )
-        ack = self.journal.ack("experiment")
+        ack = self.journal.ack(self.scope + "experiment")
         if ack is not None and ack.get("dataset_id") == self.dataset_id:
             self.experiment_id = str(ack["experiment_id"])
             self.experiment_url = ack.get("experiment_url")
             self.project_name = ack.get("project_name")
             self._done = {
                 case_id
-                for case_id, rec in self.journal.acked("evaluations").items()
+                for case_id, rec in self.journal.acked(self.scope + "evaluations").items()
                 if rec.get("experiment_id") == self.experiment_id
             }
             return
@@ -114,34 +161,21 @@ class PhoenixSink:
             content_hash="",
             uploaded=False,
         )
-        metadata = {
-            "stateval_run_id": header.run_id,
-            "suite": header.suite_name,
-            "suite_path": header.suite_path,
-            "suite_hash": header.suite_hash,
-            "cases_hash": header.cases_hash,
-            "mutator": header.mutator,
-            "stateval_version": header.stateval_version,
-            "git_commit": header.git_commit,
-            "cases": len(header.case_ids),
-        }
-        experiment = await self.uploader.create_experiment(
-            dataset,
-            name=header.experiment_name or header.run_id,
-            description=f"stateval run {header.run_id} of {header.suite_name}",
-            metadata=metadata,
+        spec = experiment or run_experiment(self.journal)
+        created = await self.uploader.create_experiment(
+            dataset, name=spec.name, description=spec.description, metadata=dict(spec.metadata)
         )
-        self.experiment_id = experiment.id
-        self.experiment_url = experiment.url
-        self.project_name = experiment.project_name
+        self.experiment_id = created.id
+        self.experiment_url = created.url
+        self.project_name = created.project_name
         await asyncio.to_thread(
             self.journal.append_ack,
-            "experiment",
+            self.scope + "experiment",
             url=self.url,
             dataset_id=self.dataset_id,
-            experiment_id=experiment.id,
-            experiment_url=experiment.url,
-            project_name=experiment.project_name,
+            experiment_id=created.id,
+            experiment_url=created.url,
+            project_name=created.project_name,
         )
 
     def start(self, workers: int = _UPLOAD_WORKERS) -> None:
@@ -196,13 +230,17 @@ class PhoenixSink:
     async def _upload(self, case: Case, score: CaseScore) -> None:
         assert self.experiment_id is not None
         experiment_id = self.experiment_id
-        ack = self.journal.ack("run", case.id)
+        ack = self.journal.ack(self.scope + "run", case.id)
         if ack is not None and ack.get("experiment_id") == experiment_id:
             run_id = str(ack["run_id"])
         else:
             run_id = await self.uploader.post_run(experiment_id, _run_record(case, score, self))
             await asyncio.to_thread(
-                self.journal.append_ack, "run", case.id, experiment_id=experiment_id, run_id=run_id
+                self.journal.append_ack,
+                self.scope + "run",
+                case.id,
+                experiment_id=experiment_id,
+                run_id=run_id,
             )
             self.runs += 1
         records = [
@@ -221,7 +259,7 @@ class PhoenixSink:
                 group.create_task(self.uploader.post_evaluation(record))
         await asyncio.to_thread(
             self.journal.append_ack,
-            "evaluations",
+            self.scope + "evaluations",
             case.id,
             experiment_id=experiment_id,
             run_id=run_id,
@@ -249,6 +287,27 @@ def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
     )
 
 
+class _TracedCase:
+    """A case's mutation span that the judge's LLM spans can be parented to after it ended."""
+
+    __slots__ = ("_span",)
+
+    def __init__(self, span: MutationSpan) -> None:
+        self._span = span
+
+    @property
+    def trace_id(self) -> str | None:
+        return self._span.trace_id
+
+    def set_output(self, value: object) -> None:
+        self._span.set_output(value)
+
+    def reenter(self) -> AbstractContextManager[object]:
+        from opentelemetry import trace
+
+        return trace.use_span(self._span.span, end_on_exit=False)
+
+
 def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
     from opentelemetry import context as otel_context
 
@@ -267,7 +326,7 @@ def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[C
                 pre_state=case.pre_state,
                 message_id=case.input.message_id,
             ) as span:
-                yield span
+                yield _TracedCase(span)
         finally:
             otel_context.detach(token)
 
@@ -312,6 +371,8 @@ async def run_with_phoenix(
                 sink.project_name or suite.phoenix.project, target.url, api_key=target.api_key
             )
             _trace_llm_calls(suite.mutator, tracing)
+            if suite.judge is not None:
+                suite.judge.trace_calls(tracing.tracer)
         sink.start()
         drained = False
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,7 +24,14 @@ from stateval.suite import Case, Suite
 if TYPE_CHECKING:
     from stateval.phoenix._judge import FieldJudge
 
-__all__ = ["CaseSpan", "SpanFactory", "UploadSink", "execute", "journaled_scores"]
+__all__ = [
+    "CaseSpan",
+    "ReenterableSpan",
+    "SpanFactory",
+    "UploadSink",
+    "execute",
+    "journaled_scores",
+]
 
 
 class CaseSpan(Protocol):
@@ -37,6 +44,15 @@ class CaseSpan(Protocol):
 
     def set_output(self, value: object) -> None:
         """Record the mutator's output."""
+        ...
+
+
+class ReenterableSpan(CaseSpan, Protocol):
+    """A `CaseSpan` that can be made current again after it ended, so the LLM judge's calls on
+    the case become its children."""
+
+    def reenter(self) -> AbstractContextManager[object]:
+        """Make the span the current span (the parent of spans started) within the block."""
         ...
 
 
@@ -127,8 +143,10 @@ async def execute(
                 case = todo.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            result = await _run_case(case, mutator, evaluator, open_span)
-            result = await judge_result(case, result, scoring.policies, judge)
+            result, case_span = await _run_case(case, mutator, evaluator, open_span)
+            reenter = getattr(case_span, "reenter", None)
+            with reenter() if callable(reenter) else nullcontext():
+                result = await judge_result(case, result, scoring.policies, judge)
             await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
             score = score_case(case, result, scoring)
             scores[case.id] = score
@@ -148,7 +166,7 @@ async def execute(
 
 async def _run_case(
     case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
-) -> CaseResult:
+) -> tuple[CaseResult, CaseSpan]:
     context = EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
     started = datetime.now(UTC).isoformat()
     with open_span(case) as span:
@@ -160,7 +178,7 @@ async def _run_case(
         )
         span.set_output(output)
         trace_id = span.trace_id
-    return CaseResult(
+    result = CaseResult(
         case_id=case.id,
         post_state=outcome.actual_post_state,
         error=outcome.error,
@@ -170,3 +188,4 @@ async def _run_case(
         raw_output=outcome.raw_output,
         started_at=started,
     )
+    return result, span

@@ -23,6 +23,9 @@ __all__ = [
     "close_clients",
     "find_resumable",
     "rescore",
+    "rescore_summary",
+    "rescore_to_phoenix",
+    "rescored_scores",
     "run_suite",
     "start_journal",
 ]
@@ -197,7 +200,32 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
     """Score a journaled run again under ``suite``'s policies, slots, checks and thresholds.
 
     The mutator is not called: the journaled post-states are compared with the suite's
-    expected states.
+    expected states. Nothing is sent to Phoenix (`stateval.run.rescore_to_phoenix` does).
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    scoring, scores = rescored_scores(suite, journal)
+    return rescore_summary(suite, journal, scoring, scores, _experiment_url(journal))
+
+
+async def rescore_to_phoenix(suite: Suite, journal: Journal, target: PhoenixTarget) -> RunOutcome:
+    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
+
+    One run per case (the stored output, linked to the original trace) with every evaluation
+    of the new scoring; see `stateval.run._rescore`. Upload problems are in the outcome's
+    `UploadStatus`; the summary is complete either way.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    from stateval.run._rescore import rescore_with_phoenix
+
+    return await rescore_with_phoenix(suite, journal, target)
+
+
+def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, CaseScore]]:
+    """The scoring of ``suite`` now and the journaled cases' scores under it.
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
@@ -210,7 +238,17 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
     if not journal.results:
         raise JournalError(f"run {journal.run_id} has no case results to rescore")
     scoring = Scoring.from_suite(suite)
-    scores = journaled_scores(suite, journal, scoring)
+    return scoring, journaled_scores(suite, journal, scoring)
+
+
+def rescore_summary(
+    suite: Suite,
+    journal: Journal,
+    scoring: Scoring,
+    scores: dict[str, CaseScore],
+    experiment_url: str | None,
+) -> RunSummary:
+    """The summary of a rescored run."""
     planned = set(journal.header.case_ids)
     return summarize(
         scores.values(),
@@ -218,7 +256,7 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
         cases=[c for c in suite.cases if c.id in planned],
         suite_name=suite.name,
         run_id=journal.run_id,
-        experiment_url=_experiment_url(journal),
+        experiment_url=experiment_url,
     )
 
 

@@ -1,0 +1,88 @@
+"""A rescored run logged to Phoenix: a new experiment on the run's dataset, with the new scores.
+
+The journaled post-states are scored under the suite as it is now (`rescored_scores`) and go
+through the same `PhoenixSink` as a run's: one experiment run per case (the stored output,
+linked to the original trace, so the mutator call still opens from it) with every evaluation of
+the new scoring. Each rescoring is a new experiment, ``<prefix>-rescore-<run_id>-<n>``; its
+acknowledgements are journaled under ``rescore-<n>:`` so the original experiment's stay intact.
+"""
+
+from __future__ import annotations
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.journal import Journal
+from stateval.phoenix._upload import PhoenixUploader
+from stateval.run._phoenix import ExperimentSpec, PhoenixSink
+from stateval.run._session import (
+    PhoenixTarget,
+    RunOutcome,
+    rescore_summary,
+    rescored_scores,
+)
+from stateval.suite import Suite
+
+__all__ = ["rescore_experiment", "rescore_with_phoenix"]
+
+_MAX_REQUESTS = 16
+
+
+def _next_rescore(journal: Journal) -> int:
+    n = 1
+    while journal.ack(f"rescore-{n}:experiment") is not None:
+        n += 1
+    return n
+
+
+def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec:
+    """The experiment of the ``n``-th rescoring of ``journal``'s run under ``suite``."""
+    header = journal.header
+    original = journal.ack("experiment") or {}
+    name = f"{suite.phoenix.experiment_prefix}-rescore-{header.run_id}-{n}"
+    return ExperimentSpec(
+        name=name,
+        description=f"stateval run {header.run_id} of {header.suite_name}, rescored ({n})",
+        metadata={
+            "rescored": True,
+            "rescore": n,
+            "stateval_run_id": header.run_id,
+            "original_experiment_id": original.get("experiment_id"),
+            "original_experiment_name": header.experiment_name,
+            "suite": suite.name,
+            "suite_path": str(suite.path.resolve()),
+            "suite_hash": suite.suite_hash,
+            "original_suite_hash": header.suite_hash,
+            "cases_hash": suite.cases_hash,
+            "mutator": header.mutator,
+            "cases": len(header.case_ids),
+        },
+    )
+
+
+async def rescore_with_phoenix(suite: Suite, journal: Journal, target: PhoenixTarget) -> RunOutcome:
+    """Rescore ``journal``'s run under ``suite`` and log it to Phoenix as a new experiment.
+
+    The mutator and the judge are not called (journaled verdicts are reused). If Phoenix cannot
+    be reached or fails midway, the outcome's `UploadStatus` says so; the summary is complete
+    either way. A rescoring that did not finish uploading is not resumed: rescore again.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    scoring, scores = rescored_scores(suite, journal)
+    n = _next_rescore(journal)
+    async with PhoenixUploader(
+        target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
+    ) as uploader:
+        sink = PhoenixSink(uploader, journal, target.url, scope=f"rescore-{n}:")
+        try:
+            await sink.prepare(suite, rescore_experiment(suite, journal, n))
+        except PhoenixUnavailableError as exc:
+            sink.error = str(exc)
+        sink.start()
+        for case_id, score in scores.items():
+            case = suite.case(case_id)
+            assert case is not None  # rescored_scores only scores the suite's cases
+            sink.submit(case, score)
+        await sink.finish()
+    summary = rescore_summary(suite, journal, scoring, scores, sink.experiment_url)
+    return RunOutcome(summary, journal, sink.status(list(scores)))
