@@ -15,7 +15,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import httpx
@@ -49,21 +50,21 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None, log: Path | No
     raise RuntimeError(f"phoenix at {url} did not become healthy")
 
 
-@pytest.fixture(scope="session")
-def phoenix_url() -> Iterator[str]:
-    """The base URL of a real, healthy Phoenix server."""
-    url = os.environ.get("STATEVAL_TEST_PHOENIX_URL")
-    if url:
-        _wait_healthy(url.rstrip("/"), None, None)
-        yield url.rstrip("/")
-        return
+def phoenix_binary() -> str:
+    """The ``phoenix`` executable the tests start servers from."""
     binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN")
-    if not binary:
-        # The same server environment `stateval run` uses: STATEVAL_PHOENIX_BIN, or one
-        # provisioned once under the user cache (minutes the first time).
-        from stateval.phoenix._server import phoenix_executable
+    if binary:
+        return binary
+    # The same server environment `stateval run` uses: STATEVAL_PHOENIX_BIN, or one
+    # provisioned once under the user cache (minutes the first time).
+    from stateval.phoenix._server import phoenix_executable
 
-        binary = str(phoenix_executable())
+    return str(phoenix_executable())
+
+
+@contextmanager
+def started_phoenix(extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start a Phoenix server of our own (SQLite in a temp dir, free ports); yield its URL."""
     workdir = Path(tempfile.mkdtemp(prefix="stateval-phoenix-"))
     port, grpc_port = _free_port(), _free_port()
     env = {
@@ -72,10 +73,13 @@ def phoenix_url() -> Iterator[str]:
         "PHOENIX_HOST": "127.0.0.1",
         "PHOENIX_PORT": str(port),
         "PHOENIX_GRPC_PORT": str(grpc_port),
+        **(extra_env or {}),
     }
     log = workdir / "server.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([binary, "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [phoenix_binary(), "serve"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)
@@ -87,3 +91,21 @@ def phoenix_url() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def phoenix_url() -> Iterator[str]:
+    """The base URL of a real, healthy Phoenix server."""
+    url = os.environ.get("STATEVAL_TEST_PHOENIX_URL")
+    if url:
+        _wait_healthy(url.rstrip("/"), None, None)
+        yield url.rstrip("/")
+        return
+    with started_phoenix() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def start_phoenix() -> Callable[..., AbstractContextManager[str]]:
+    """`started_phoenix`, for tests that need a server with settings of their own."""
+    return started_phoenix
