@@ -96,6 +96,22 @@ def _require_server() -> None:
         raise LocalModelError(f"llama_cpp's server is not installed: {INSTALL_SERVER}")
 
 
+def _require_server_and_model() -> Path:
+    """The packaged model's path, once the server and the model are both installed.
+
+    Raises:
+        LocalModelError: One line naming every missing piece with the command that installs it.
+    """
+    missing = []
+    if not local_server_available():
+        missing.append(f"llama_cpp's server is not installed: {INSTALL_SERVER}")
+    if importlib.util.find_spec(LOCAL_MODEL_PACKAGE) is None:
+        missing.append(f"the local model ({LOCAL_MODEL_PACKAGE}) is not installed: {INSTALL_MODEL}")
+    if missing:
+        raise LocalModelError("; ".join(missing))
+    return find_local_model()
+
+
 def local_server_command(
     model_path: Path,
     *,
@@ -274,8 +290,7 @@ def serve_local_model(
         LocalModelError: llama.cpp's server or the model is not installed, the port is taken, or
             the server did not start.
     """
-    _require_server()
-    model_path = find_local_model()
+    model_path = _require_server_and_model()
     with socket.socket() as sock:
         try:
             sock.bind((host, port))
