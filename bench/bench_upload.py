@@ -37,9 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from phoenix_server import add_server_options, phoenix_server
 
-from stateval.phoenix._rest import EvaluationRecord, Example, RunRecord
-from stateval.phoenix._upload import PhoenixUploader
 from stateval.tracing import configure_tracing, mutation_span
+from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
 
 SETTLE = 2.0  # seconds between phases
 

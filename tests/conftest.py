@@ -57,7 +57,7 @@ def phoenix_binary() -> str:
         return binary
     # The same server environment `stateval run` uses: STATEVAL_PHOENIX_BIN, or one
     # provisioned once under the user cache (minutes the first time).
-    from stateval.phoenix._server import phoenix_executable
+    from stateval.server import phoenix_executable
 
     return str(phoenix_executable())
 

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from stateval.cli import app
-from stateval.journal import Journal
+from stateval.run import Journal
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,13 +8,14 @@ import pytest
 
 from stateval.compare import (
     FieldComparison,
+    FieldPolicies,
     FieldStatus,
+    MatchPolicy,
     StateComparison,
     compare_field,
     compare_states,
 )
 from stateval.errors import ComparisonError
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, ValueConfidence
 
 
@@ -277,6 +278,6 @@ def test_state_comparison_field_lookup() -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import stateval.compare
+    import stateval.compare._comparison
 
-    assert doctest.testmod(stateval.compare).failed == 0
+    assert doctest.testmod(stateval.compare._comparison).failed == 0

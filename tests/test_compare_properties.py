@@ -7,8 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stateval.compare import FieldStatus, compare_states
-from stateval.policy import NORMALIZERS, FieldPolicies, MatchPolicy
+from stateval.compare import NORMALIZERS, FieldPolicies, FieldStatus, MatchPolicy, compare_states
 from stateval.state import InterpretiveState, ValueConfidence
 
 PATHS = st.sampled_from(["a", "b", "c.d", "c.e", "f.g.h"])

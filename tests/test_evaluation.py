@@ -16,8 +16,8 @@ from stateval import (
     StructuredInput,
     ValueConfidence,
 )
+from stateval.compare import FieldPolicies, MatchPolicy
 from stateval.errors import EvaluationError
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.testing import ScriptedClient
 
 INPUT = StructuredInput(prompt="My name is Ada Lovelace", message_id="message-1")

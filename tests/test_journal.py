@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stateval.errors import JournalError
-from stateval.journal import Journal, RunHeader, list_runs
+from stateval.run import Journal, RunHeader, list_runs
 
 
 def _header(**kwargs: object) -> RunHeader:

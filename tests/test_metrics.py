@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from stateval.compare import compare_states
-from stateval.metrics import (
+from stateval.compare import (
     FieldAggregate,
+    FieldPolicies,
+    MatchPolicy,
     compare_delta,
+    compare_states,
     field_aggregates,
     joint_goal_accuracy,
     slot_metrics,
     worst_fields,
 )
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, ValueConfidence
 
 
@@ -215,6 +216,6 @@ def test_delta_leaves_out_ignored_paths() -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import stateval.metrics
+    import stateval.compare._metrics
 
-    assert doctest.testmod(stateval.metrics).failed == 0
+    assert doctest.testmod(stateval.compare._metrics).failed == 0

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
+from stateval.cli import mutate
 from stateval.mutation import MutationConfig, run_mutation
-from stateval.mutation._command import mutate
 from stateval.mutation._report import print_mutation_report
 from stateval.suite import load_suite
 

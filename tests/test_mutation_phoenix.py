@@ -17,8 +17,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from stateval.cli import mutate
 from stateval.mutation import MutationConfig, log_mutation, run_mutation
-from stateval.mutation._command import mutate
 from stateval.run import PhoenixTarget
 from stateval.suite import load_suite
 

@@ -10,6 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from stateval.cli import mutate
 from stateval.errors import PluginError, SuiteProblemsError
 from stateval.mutation import (
     OPERATORS,
@@ -21,7 +22,6 @@ from stateval.mutation import (
     suite_config,
     suite_fail_under,
 )
-from stateval.mutation._command import mutate
 from stateval.suite import load_suite
 
 MODULE = """

@@ -10,6 +10,7 @@ import pytest
 from phoenix.evals import evaluate_dataframe
 
 from stateval.checks import contains
+from stateval.compare import FieldPolicies, MatchPolicy
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.phoenix import (
     changed_fields_accuracy,
@@ -31,7 +32,6 @@ from stateval.phoenix import (
     state_accuracy,
     task_output,
 )
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, ValueConfidence
 
 

@@ -8,6 +8,7 @@ import pandas as pd  # type: ignore[import-untyped]
 import pytest
 from phoenix.evals import LLM, async_evaluate_dataframe, evaluate_dataframe
 
+from stateval.compare import FieldPolicies
 from stateval.errors import EvaluationConfigError
 from stateval.phoenix import (
     FieldJudge,
@@ -19,7 +20,6 @@ from stateval.phoenix import (
     state_accuracy,
     task_output,
 )
-from stateval.policy import FieldPolicies
 from stateval.state import InterpretiveState, ValueConfidence
 
 POLICIES = FieldPolicies.from_mapping(

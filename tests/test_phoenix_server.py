@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.phoenix._provision import (
+from stateval.server import (
     PHOENIX_SERVER_VERSION,
+    EmbeddedPhoenix,
     provision_server_env,
     provisioning_commands,
     server_env_dir,
 )
-from stateval.phoenix._server import EmbeddedPhoenix
 
 
 def _phoenix_bin() -> str:

@@ -8,9 +8,8 @@ import httpx
 import pytest
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
-from stateval.phoenix._rest import EvaluationRecord, Example, RunRecord
-from stateval.phoenix._upload import PhoenixUploader
 from stateval.tracing import configure_tracing, mutation_span
+from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
 
 pytestmark = pytest.mark.phoenix
 

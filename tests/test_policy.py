@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stateval.compare import FieldStatus, compare_states
+from stateval.compare import (
+    FieldPolicies,
+    FieldStatus,
+    MatchPolicy,
+    MatchPolicyModel,
+    compare_states,
+)
 from stateval.errors import PolicyError, SuiteError
-from stateval.policy import FieldPolicies, MatchPolicy, MatchPolicyModel
 from stateval.state import InterpretiveState, ValueConfidence
 
 
@@ -326,6 +331,6 @@ def test_field_policies_of_coerces_and_stays_truthy() -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import stateval.policy
+    import stateval.compare._policy
 
-    assert doctest.testmod(stateval.policy).failed == 0
+    assert doctest.testmod(stateval.compare._policy).failed == 0

@@ -18,9 +18,8 @@ import yaml
 from typer.testing import CliRunner
 
 from stateval.cli import app
-from stateval.journal import Journal
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import PhoenixTarget, run_suite, start_journal
+from stateval.run import Journal, PhoenixTarget, run_suite, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from stateval.journal import Journal
 from stateval.mutators import BaseLLMClient, LLMMutator, PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
 from stateval.run import (
+    Journal,
     RunOutcome,
     find_resumable,
     rescore,

@@ -27,10 +27,9 @@ import httpx
 import pytest
 import yaml
 
-from stateval.journal import Journal
 from stateval.mutators import PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
-from stateval.run import PhoenixTarget, RunOutcome, run_suite, start_journal
+from stateval.run import Journal, PhoenixTarget, RunOutcome, run_suite, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
 
@@ -338,7 +337,7 @@ def test_unreachable_phoenix_keeps_results_and_resume_uploads_them(
 def test_without_a_configured_phoenix_the_cli_starts_and_reuses_an_embedded_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stateval.phoenix._server import phoenix_executable
+    from stateval.server import phoenix_executable
 
     binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or str(phoenix_executable())
     monkeypatch.setenv("STATEVAL_PHOENIX_BIN", binary)

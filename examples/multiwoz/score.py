@@ -31,16 +31,17 @@ from rich.table import Table
 from slots import TRADE_SLOTS
 from tracker import track
 
-from stateval.compare import StateComparison, compare_states
-from stateval.metrics import (
+from stateval.compare import (
+    MatchPolicy,
     SlotMetrics,
+    StateComparison,
     compare_delta,
+    compare_states,
     field_aggregates,
     slot_metrics,
     worst_fields,
 )
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.policy import MatchPolicy
 from stateval.state import InterpretiveState
 
 DEFAULT_CASES = Path(__file__).resolve().parent / "data" / "cases.jsonl"

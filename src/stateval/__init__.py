@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from stateval._version import __version__
 from stateval.checks import CheckResult
 from stateval.compare import (
+    DeltaComparison,
+    FieldAggregate,
     FieldComparison,
+    FieldPolicies,
     FieldStatus,
+    MatchPolicy,
+    SlotMetrics,
     StateComparison,
+    compare_delta,
     compare_field,
     compare_states,
+    field_aggregates,
+    joint_goal_accuracy,
+    slot_metrics,
+    worst_fields,
 )
 from stateval.config import EvaluationConfig
 from stateval.errors import (
@@ -41,16 +52,6 @@ from stateval.harness import (
     EvaluatorRegistry,
     RunReport,
 )
-from stateval.metrics import (
-    DeltaComparison,
-    FieldAggregate,
-    SlotMetrics,
-    compare_delta,
-    field_aggregates,
-    joint_goal_accuracy,
-    slot_metrics,
-    worst_fields,
-)
 from stateval.mutation import EvalOutcome, as_system
 from stateval.mutators import (
     BaseLLMClient,
@@ -60,10 +61,7 @@ from stateval.mutators import (
     PythonMutator,
     StructuredInput,
 )
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, ValueConfidence
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BaseLLMClient",

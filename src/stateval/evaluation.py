@@ -34,10 +34,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from stateval.compare import StateComparison, compare_states
+from stateval.compare import FieldPolicies, MatchPolicy, StateComparison, compare_states
 from stateval.errors import EvaluationError, MutatorError, MutatorOutputError
 from stateval.mutators import MutatorLike, StructuredInput, as_mutator
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState
 
 __all__ = ["EvaluationContext", "LLMEvaluator", "MutatorEvaluationResult"]

@@ -26,9 +26,9 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from stateval._normalize import json_equal
 from stateval.checks._result import CheckResult, failed
 from stateval.checks._text import as_text
+from stateval.compare import json_equal
 
 __all__ = ["Trajectory", "parse_trajectory", "trajectory_fidelity"]
 

@@ -12,11 +12,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from stateval.compare import StateComparison, compare_states
+from stateval.compare import (
+    FieldPolicies,
+    MatchPolicy,
+    StateComparison,
+    compare_delta,
+    compare_states,
+    slot_metrics,
+)
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.harness._types import EvaluationResult, EvaluationScoreType
-from stateval.metrics import compare_delta, slot_metrics
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState
 from stateval.wire import coerce_state
 

@@ -127,7 +127,7 @@ class _Log:
     """Uploads one mutation test: dataset, baseline experiment, mutant experiments."""
 
     def __init__(self, uploader: PhoenixUploader, suite: Suite, report: MutationReport) -> None:
-        from stateval import __version__
+        from stateval._version import __version__
 
         self.uploader = uploader
         self.suite = suite

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from stateval.compare import FieldPolicies, MatchPolicy
 from stateval.mutation._evals import EvalOutcome
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.run import CaseScore, FieldRow, RunSummary, Scoring
 from stateval.state import InterpretiveState, ValueConfidence
 

@@ -49,20 +49,19 @@ from stateval.phoenix._judge import (
     judge_comparison,
 )
 from stateval.phoenix._llm import OPENAI_COMPATIBLE_PROVIDER, OpenAICompatibleLLM
-from stateval.phoenix._provision import PHOENIX_SERVER_VERSION
-from stateval.phoenix._rest import (
+from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJudgeLLM
+from stateval.phoenix._set import evaluator_set
+from stateval.server import PHOENIX_SERVER_VERSION, EmbeddedPhoenix, PhoenixServerStatus
+from stateval.upload import (
     DatasetRef,
     EvaluationRecord,
     Example,
     ExperimentRef,
+    PhoenixUploader,
     RunRecord,
     StoredEvaluation,
     StoredRun,
 )
-from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJudgeLLM
-from stateval.phoenix._server import EmbeddedPhoenix, PhoenixServerStatus
-from stateval.phoenix._set import evaluator_set
-from stateval.phoenix._upload import PhoenixUploader
 from stateval.wire import coerce_state, pre_state_of, task_error, task_output
 
 __all__ = [

@@ -25,11 +25,17 @@ from typing import Any, TypeAlias
 from phoenix.client.resources.experiments.types import ExperimentEvaluation
 from phoenix.evals import Evaluator, Score, create_evaluator
 
-from stateval.compare import FieldStatus, StateComparison, compare_states
+from stateval.compare import (
+    FieldPolicies,
+    FieldStatus,
+    MatchPolicy,
+    StateComparison,
+    compare_delta,
+    compare_states,
+    slot_metrics,
+)
 from stateval.errors import EvaluationConfigError, StateError
-from stateval.metrics import compare_delta, slot_metrics
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, validate_path
 from stateval.wire import coerce_state, pre_state_of, task_error
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_scores
 from stateval.run._scoring import (
@@ -30,8 +31,10 @@ __all__ = [
     "CaseSpan",
     "Evaluation",
     "FieldRow",
+    "Journal",
     "Judgement",
     "PhoenixTarget",
+    "RunHeader",
     "RunOutcome",
     "RunSummary",
     "Scoring",
@@ -43,6 +46,8 @@ __all__ = [
     "execute",
     "find_resumable",
     "journaled_scores",
+    "list_runs",
+    "new_run_id",
     "rescore",
     "rescore_to_phoenix",
     "run_suite",

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from stateval.compare import FieldComparison, StateComparison, compare_states
-from stateval.policy import FieldPolicies
+from stateval.compare import FieldComparison, FieldPolicies, StateComparison, compare_states
 from stateval.run._results import CaseResult, Evaluation, Judgement
 from stateval.suite import Case
 

@@ -20,15 +20,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.journal import Journal
 from stateval.mutators import LLMMutator, Mutator
-from stateval.phoenix._rest import EvaluationRecord, Example, RunRecord
-from stateval.phoenix._upload import PhoenixUploader
+from stateval.run._journal import Journal
 from stateval.run._results import CaseScore
 from stateval.run._runner import CaseSpan, execute
 from stateval.run._scoring import Scoring, summarize
 from stateval.run._session import PhoenixTarget, RunOutcome, UploadStatus
 from stateval.suite import Case, Suite
+from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
 
 if TYPE_CHECKING:
     from stateval.tracing import MutationSpan, Tracing
@@ -151,7 +150,7 @@ class PhoenixSink:
                 if rec.get("experiment_id") == self.experiment_id
             }
             return
-        from stateval.phoenix._rest import DatasetRef
+        from stateval.upload import DatasetRef
 
         dataset = DatasetRef(
             id=self.dataset_id,

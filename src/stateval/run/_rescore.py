@@ -10,8 +10,7 @@ acknowledgements are journaled under ``rescore-<n>:`` so the original experiment
 from __future__ import annotations
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.journal import Journal
-from stateval.phoenix._upload import PhoenixUploader
+from stateval.run._journal import Journal
 from stateval.run._phoenix import ExperimentSpec, PhoenixSink
 from stateval.run._session import (
     PhoenixTarget,
@@ -20,6 +19,7 @@ from stateval.run._session import (
     rescored_scores,
 )
 from stateval.suite import Suite
+from stateval.upload import PhoenixUploader
 
 __all__ = ["rescore_experiment", "rescore_with_phoenix"]
 

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
-from stateval.journal import Journal
 from stateval.mutators import Mutator
+from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case

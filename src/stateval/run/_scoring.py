@@ -11,16 +11,21 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from stateval._suite_models import ThresholdsSpec
 from stateval.checks import Criterion, check_criteria, field_value
-from stateval.compare import StateComparison, compare_states
+from stateval.compare import (
+    FieldAggregate,
+    FieldPolicies,
+    StateComparison,
+    compare_delta,
+    compare_states,
+    field_aggregates,
+    slot_metrics,
+)
 from stateval.errors import StatevalError
-from stateval.metrics import FieldAggregate, compare_delta, field_aggregates, slot_metrics
-from stateval.policy import FieldPolicies
 from stateval.run._judging import apply_judgements, field_evaluation
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.state import InterpretiveState
-from stateval.suite import Case, Suite
+from stateval.suite import Case, Suite, ThresholdsSpec
 
 __all__ = ["FieldRow", "RunSummary", "Scoring", "ThresholdResult", "score_case", "summarize"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
-from stateval.journal import Journal, RunHeader, list_runs
 from stateval.mutators import LLMMutator
+from stateval.run._journal import Journal, RunHeader, list_runs
 from stateval.run._results import CaseScore
 from stateval.run._runner import execute, journaled_scores
 from stateval.run._scoring import RunSummary, Scoring, summarize
@@ -94,7 +94,7 @@ def start_journal(
     root: str | Path, suite: Suite, *, limit: int | None = None, phoenix_url: str | None = None
 ) -> Journal:
     """Create a new run's journal planning the suite's first ``limit`` cases."""
-    from stateval import __version__
+    from stateval._version import __version__
 
     cases = suite.cases if limit is None else suite.cases[:limit]
     header = RunHeader(

@@ -41,7 +41,7 @@ def resolve_phoenix(
         if endpoint:
             url = endpoint.rstrip("/").removesuffix("/v1/traces")
     if url is None or (url == recorded_url and phoenix_url is None):
-        from stateval.phoenix._server import EmbeddedPhoenix
+        from stateval.server import EmbeddedPhoenix
 
         embedded = EmbeddedPhoenix(home)
         if url is None or embedded.status().url == url:

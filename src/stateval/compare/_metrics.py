@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from stateval._delta import DeltaComparison, compare_delta
-from stateval.compare import FieldStatus, StateComparison, compare_states
-from stateval.policy import FieldPolicies, MatchPolicy
+from stateval.compare._comparison import FieldStatus, StateComparison, compare_states
+from stateval.compare._delta import DeltaComparison, compare_delta
+from stateval.compare._policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState
 
 __all__ = [

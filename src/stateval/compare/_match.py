@@ -7,8 +7,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from stateval._normalize import json_equal, parse_number
-from stateval.policy import MatchPolicy
+from stateval.compare._normalize import json_equal, parse_number
+from stateval.compare._policy import MatchPolicy
 
 __all__ = ["Verdict", "match_confidence", "match_values"]
 

@@ -35,9 +35,9 @@ from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any
 
-from stateval._match import match_confidence, match_values
+from stateval.compare._match import match_confidence, match_values
+from stateval.compare._policy import FieldPolicies, MatchPolicy
 from stateval.errors import ComparisonError
-from stateval.policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState, ValueConfidence
 
 __all__ = [

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stateval._suite_cases import Loc
+from stateval.suite._cases import Loc
 
 __all__ = ["VERBATIM", "expand_environment"]
 

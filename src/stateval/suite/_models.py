@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stateval.checks import Criterion
-from stateval.policy import MatchPolicyModel
+from stateval.compare import MatchPolicyModel
 
 __all__ = [
     "CaseInputSpec",

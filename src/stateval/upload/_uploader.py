@@ -31,7 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
-from stateval.phoenix._rest import (
+from stateval.upload._rest import (
     DatasetListWire,
     DatasetRef,
     EvaluationRecord,

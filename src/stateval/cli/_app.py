@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stateval._cli_common import (
+from stateval.cli._common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_PASS,
     EXIT_USAGE,
@@ -27,12 +27,12 @@ from stateval._cli_common import (
     ReportJsonOption,
     errors_to_exit,
 )
+from stateval.cli._mutate import mutate
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.journal import Journal
-    from stateval.run import PhoenixTarget, RunOutcome, RunSummary
+    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
     from stateval.suite import Suite
 
 __all__ = ["app", "main"]
@@ -251,9 +251,8 @@ def rescore(
         print("error: --no-phoenix excludes --phoenix and --phoenix-url", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
-        from stateval.journal import Journal
+        from stateval.run import Journal, rescore_to_phoenix
         from stateval.run import rescore as rescore_run
-        from stateval.run import rescore_to_phoenix
         from stateval.suite import load_suite
 
         home = _home()
@@ -320,7 +319,7 @@ def phoenix_start(
 ) -> None:
     """Start the embedded Phoenix server (or find it running) and print its URL."""
     with errors_to_exit(debug):
-        from stateval.phoenix._server import EmbeddedPhoenix
+        from stateval.server import EmbeddedPhoenix
 
         print(EmbeddedPhoenix(_home()).ensure_running())
 
@@ -331,7 +330,7 @@ def phoenix_stop(
 ) -> None:
     """Stop the embedded Phoenix server."""
     with errors_to_exit(debug):
-        from stateval.phoenix._server import EmbeddedPhoenix
+        from stateval.server import EmbeddedPhoenix
 
         stopped = EmbeddedPhoenix(_home()).stop()
         print("stopped" if stopped else "not running")
@@ -343,7 +342,7 @@ def phoenix_status(
 ) -> None:
     """Say whether the embedded Phoenix server is running, and where."""
     with errors_to_exit(debug):
-        from stateval.phoenix._server import EmbeddedPhoenix
+        from stateval.server import EmbeddedPhoenix
 
         status = EmbeddedPhoenix(_home()).status()
         state = "running" if status.running else "not running"
@@ -411,13 +410,7 @@ def model_stop(
         print(f"stopped {pid}")
 
 
-def _register_mutate() -> None:
-    from stateval.mutation._command import mutate
-
-    app.command("mutate")(mutate)
-
-
-_register_mutate()
+app.command("mutate")(mutate)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.phoenix._provision import Printer, locked, phoenix_executable, stderr_printer
+from stateval.server._provision import Printer, locked, phoenix_executable, stderr_printer
 
 __all__ = ["EmbeddedPhoenix", "PhoenixServerStatus"]
 

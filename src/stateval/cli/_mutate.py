@@ -1,4 +1,4 @@
-"""The ``stateval mutate`` command (a typer command function; ``cli.py`` registers it).
+"""The ``stateval mutate`` command (a typer command function; ``_app.py`` registers it).
 
 Options left unset take the suite's ``mutation:`` section (see `suite_config`). With
 ``--phoenix`` or ``--phoenix-url``, the baseline and the survivors (``--phoenix-all``: killed
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from stateval._cli_common import (
+from stateval.cli._common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_PASS,
     ConcurrencyOption,

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stateval._normalize import NORMALIZERS, Normalizer, normalize_text
+from stateval.compare._normalize import NORMALIZERS, Normalizer, normalize_text
 from stateval.errors import PolicyError, SuiteError
 
 __all__ = [

@@ -11,10 +11,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from stateval._suite_cases import Loc, format_problem
-from stateval._suite_models import JudgeSpec, LLMMutatorSpec, MutatorSpec
 from stateval.errors import StatevalError
 from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, Mutator
+from stateval.suite._cases import Loc, format_problem
+from stateval.suite._models import JudgeSpec, LLMMutatorSpec, MutatorSpec
 
 if TYPE_CHECKING:
     from stateval.mutators._openai import OpenAICompatibleClient

@@ -1,6 +1,6 @@
 """What the ``stateval`` commands share: exit codes, common options, and the error boundary.
 
-Used by `stateval.cli` and by `stateval mutate` (`stateval.mutation._command`).
+Used by every ``stateval`` command, ``stateval mutate`` (``_mutate.py``) included.
 """
 
 from __future__ import annotations

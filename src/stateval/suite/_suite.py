@@ -6,7 +6,7 @@ A suite is YAML or JSON validated by `SuiteModel` (unknown keys rejected; `suite
 gives the JSON Schema editors use). `load_suite` reads it, its case file and its slot schema,
 and fails before any work with `SuiteProblemsError`, one line per problem naming the file, the
 line or case id, and the field. String values may name environment variables, ``${VAR}`` or
-``${VAR:-default}`` (not in case data or prompt texts; see `stateval._suite_env`); an unset
+``${VAR:-default}`` (not in case data or prompt texts; see `stateval.suite._env`); an unset
 variable without a default is a problem naming the file, the field and the variable.
 
 Example:
@@ -38,7 +38,11 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from stateval._suite_cases import (
+from stateval.checks import Criterion, parse_criteria
+from stateval.compare import FieldPolicies
+from stateval.errors import StatevalError, SuiteProblemsError
+from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callable
+from stateval.suite._cases import (
     Case,
     CaseFileRef,
     Loc,
@@ -49,19 +53,15 @@ from stateval._suite_cases import (
     pydantic_message,
     read_case_file,
 )
-from stateval._suite_env import expand_environment
-from stateval._suite_llm import build_judge, build_llm_mutator
-from stateval._suite_models import (
+from stateval.suite._env import expand_environment
+from stateval.suite._llm import build_judge, build_llm_mutator
+from stateval.suite._models import (
     CasesSpec,
     PythonMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
     ThresholdsSpec,
 )
-from stateval.checks import Criterion, parse_criteria
-from stateval.errors import StatevalError, SuiteProblemsError
-from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callable
-from stateval.policy import FieldPolicies
 
 if TYPE_CHECKING:
     from stateval.phoenix import FieldJudge
@@ -203,7 +203,7 @@ def _hash(data: object) -> str:
 def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     """Read and validate a suite, its cases and its slot schema; build its mutator.
 
-    String values may use ``${VAR}`` and ``${VAR:-default}`` (see `stateval._suite_env`).
+    String values may use ``${VAR}`` and ``${VAR:-default}`` (see `stateval.suite._env`).
 
     Args:
         path: The suite file (``.yaml``, ``.yml`` or ``.json``).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stateval.compare import StateComparison, compare_field, compare_states
-from stateval.policy import FieldPolicies, MatchPolicy
+from stateval.compare._comparison import StateComparison, compare_field, compare_states
+from stateval.compare._policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState
 
 __all__ = ["DeltaComparison", "compare_delta"]

@@ -13,10 +13,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from stateval._suite_models import CaseSpec
 from stateval.errors import StateError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
+from stateval.suite._models import CaseSpec
 
 __all__ = [
     "Case",

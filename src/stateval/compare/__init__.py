@@ -1,0 +1,62 @@
+"""Comparison: match policies, field and state comparison, the delta view and slot metrics.
+
+This is where a field's expected and actual values are judged. A new match-policy option goes in
+`MatchPolicy` (``_policy.py``) and its rule in ``_match.py``; value normalisers live in
+``_normalize.py``; ``_comparison.py`` compares fields and states, ``_delta.py`` splits a
+comparison into changed and preserved fields, ``_metrics.py`` aggregates many comparisons.
+"""
+
+from __future__ import annotations
+
+from stateval.compare._comparison import (
+    FieldComparison,
+    FieldStatus,
+    StateComparison,
+    compare_field,
+    compare_states,
+)
+from stateval.compare._delta import DeltaComparison, compare_delta
+from stateval.compare._metrics import (
+    FieldAggregate,
+    SlotMetrics,
+    field_aggregates,
+    joint_goal_accuracy,
+    slot_metrics,
+    worst_fields,
+)
+from stateval.compare._normalize import json_equal, normalize_text, parse_number
+from stateval.compare._policy import (
+    NORMALIZERS,
+    ConfidenceMode,
+    FieldPolicies,
+    ListMode,
+    MatchPolicy,
+    MatchPolicyModel,
+    Normalizer,
+)
+
+__all__ = [
+    "NORMALIZERS",
+    "ConfidenceMode",
+    "DeltaComparison",
+    "FieldAggregate",
+    "FieldComparison",
+    "FieldPolicies",
+    "FieldStatus",
+    "ListMode",
+    "MatchPolicy",
+    "MatchPolicyModel",
+    "Normalizer",
+    "SlotMetrics",
+    "StateComparison",
+    "compare_delta",
+    "compare_field",
+    "compare_states",
+    "field_aggregates",
+    "joint_goal_accuracy",
+    "json_equal",
+    "normalize_text",
+    "parse_number",
+    "slot_metrics",
+    "worst_fields",
+]

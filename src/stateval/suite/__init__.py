@@ -1,0 +1,51 @@
+"""Suite files: models (``_models.py``), cases streamed from their files (``_cases.py``),
+``${VAR}`` interpolation (``_env.py``), LLM mutator and judge settings (``_llm.py``), and the
+loader that ties them together (``_suite.py``).
+
+A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schema) and is read in
+``_suite.py``.
+"""
+
+from __future__ import annotations
+
+from stateval.suite._models import (
+    CaseInputSpec,
+    CaseSpec,
+    CasesSpec,
+    JudgeSpec,
+    LLMMutatorSpec,
+    MutationSpec,
+    MutatorSpec,
+    PhoenixSpec,
+    PythonMutatorSpec,
+    SlotsFileSpec,
+    ThresholdsSpec,
+)
+from stateval.suite._suite import (
+    Case,
+    PhoenixNames,
+    Suite,
+    SuiteModel,
+    load_suite,
+    suite_json_schema,
+)
+
+__all__ = [
+    "Case",
+    "CaseInputSpec",
+    "CaseSpec",
+    "CasesSpec",
+    "JudgeSpec",
+    "LLMMutatorSpec",
+    "MutationSpec",
+    "MutatorSpec",
+    "PhoenixNames",
+    "PhoenixSpec",
+    "PythonMutatorSpec",
+    "SlotsFileSpec",
+    "Suite",
+    "SuiteModel",
+    "ThresholdsSpec",
+    "load_suite",
+    "suite_json_schema",
+]

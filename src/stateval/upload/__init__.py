@@ -1,0 +1,33 @@
+"""Uploading to a Phoenix server over REST: the wire records and the uploader.
+
+Imports nothing from ``phoenix.*`` (plain ``httpx``), so the start of a run stays fast. A new
+upload mode goes here.
+"""
+
+from __future__ import annotations
+
+from stateval.upload._rest import (
+    CASE_ID_KEY,
+    AnnotatorKind,
+    DatasetRef,
+    EvaluationRecord,
+    Example,
+    ExperimentRef,
+    RunRecord,
+    StoredEvaluation,
+    StoredRun,
+)
+from stateval.upload._uploader import PhoenixUploader
+
+__all__ = [
+    "CASE_ID_KEY",
+    "AnnotatorKind",
+    "DatasetRef",
+    "EvaluationRecord",
+    "Example",
+    "ExperimentRef",
+    "PhoenixUploader",
+    "RunRecord",
+    "StoredEvaluation",
+    "StoredRun",
+]
