@@ -41,10 +41,12 @@ __all__ = [
     "MatchPolicy",
     "MatchPolicyModel",
     "Normalizer",
+    "ScoreMode",
 ]
 
 ConfidenceMode: TypeAlias = Literal["exact", "ignore"]
 ListMode: TypeAlias = Literal["exact", "set", "any_of"]
+ScoreMode: TypeAlias = Literal["binary", "similarity"]
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -84,6 +86,9 @@ class MatchPolicy:
         alternatives_separator: With ``"any_of"``, splits an expected string, e.g. ``"|"``.
         fuzzy: Strings whose `rapidfuzz.fuzz.ratio` / 100 (after normalisation and synonyms)
             is at least this threshold in [0, 1] match; the ratio is reported as similarity.
+        score: ``"binary"`` scores the field 1.0 when it matches and 0.0 otherwise;
+            ``"similarity"`` (needs ``fuzzy``) scores it with the fuzzy similarity instead, as
+            SGD's scorer does for free-form slots (matching still follows the threshold).
         judge: ``"llm"`` asks the Phoenix layer to have an LLM judge a value the deterministic
             rule calls different (compare itself never calls an LLM).
         rubric: Instructions for that judge.
@@ -101,6 +106,7 @@ class MatchPolicy:
     list_mode: ListMode = "exact"
     alternatives_separator: str | None = None
     fuzzy: float | None = None
+    score: ScoreMode = "binary"
     judge: Literal["llm"] | None = None
     rubric: str | None = None
     ignore: bool = False
@@ -150,6 +156,10 @@ class MatchPolicy:
             if not 0.0 <= self.fuzzy <= 1.0:
                 raise bad(f"fuzzy must be a number in [0, 1], got {self.fuzzy}")
             object.__setattr__(self, "fuzzy", float(self.fuzzy))
+        if self.score not in ("binary", "similarity"):
+            raise bad(f"score must be 'binary' or 'similarity', got {self.score!r}")
+        if self.score == "similarity" and self.fuzzy is None:
+            raise bad("score='similarity' needs a fuzzy threshold")
         if self.judge not in (None, "llm"):
             raise bad(f"judge must be 'llm' or None, got {self.judge!r}")
         if self.rubric is not None and self.judge is None:
@@ -204,6 +214,7 @@ class MatchPolicyModel(BaseModel):
     list_mode: ListMode = "exact"
     alternatives_separator: str | None = Field(default=None, min_length=1)
     fuzzy: float | None = Field(default=None, ge=0, le=1)
+    score: ScoreMode = "binary"
     judge: Literal["llm"] | None = None
     rubric: str | None = None
     ignore: bool = False
@@ -227,6 +238,7 @@ class MatchPolicyModel(BaseModel):
             list_mode=self.list_mode,
             alternatives_separator=self.alternatives_separator,
             fuzzy=self.fuzzy,
+            score=self.score,
             judge=self.judge,
             rubric=self.rubric,
             ignore=self.ignore,

@@ -1,6 +1,7 @@
 """Suite files: models (``_models.py``), cases streamed from their files (``_cases.py``),
-``${VAR}`` interpolation (``_env.py``), LLM mutator and judge settings (``_llm.py``), and the
-loader that ties them together (``_suite.py``).
+``${VAR}`` interpolation (``_env.py``), LLM mutator and judge settings (``_llm.py``), slot
+schemas and the policies they imply (``_slot_schema.py``), and the loader that ties them together
+(``_suite.py``).
 
 A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schema) and is read in
 ``_suite.py``.
@@ -14,6 +15,7 @@ from stateval.suite._models import (
     CasesSpec,
     JudgeSpec,
     LLMMutatorSpec,
+    MetricsSpec,
     MutationSpec,
     MutatorSpec,
     PhoenixSpec,
@@ -21,6 +23,7 @@ from stateval.suite._models import (
     SlotsFileSpec,
     ThresholdsSpec,
 )
+from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError
 from stateval.suite._suite import (
     Case,
     PhoenixNames,
@@ -37,11 +40,15 @@ __all__ = [
     "CasesSpec",
     "JudgeSpec",
     "LLMMutatorSpec",
+    "MetricsSpec",
     "MutationSpec",
     "MutatorSpec",
     "PhoenixNames",
     "PhoenixSpec",
     "PythonMutatorSpec",
+    "SlotDef",
+    "SlotSchema",
+    "SlotSchemaError",
     "SlotsFileSpec",
     "Suite",
     "SuiteModel",

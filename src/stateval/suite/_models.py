@@ -15,6 +15,7 @@ __all__ = [
     "CasesSpec",
     "JudgeSpec",
     "LLMMutatorSpec",
+    "MetricsSpec",
     "MutationSpec",
     "MutatorSpec",
     "PhoenixSpec",
@@ -159,12 +160,24 @@ class CasesSpec(_Strict):
 
 
 class SlotsFileSpec(_Strict):
-    """A slot schema kept elsewhere: a file (.txt one per line, .json/.yaml list) or a
-    ``module:attr`` list."""
+    """A slot schema kept elsewhere: a file (.txt one per line, .json/.yaml list of paths or an
+    SGD-like list of services) or a ``module:attr`` holding either."""
 
     file: str | None = None
     ref: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     path: str | None = Field(default=None, description="Folder searched first for `ref`.")
+    services_key: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Case metadata key listing the services in play in a case (e.g. "
+        "'metadata.services'); only their slots count as both-absent. Default: every service.",
+    )
+    fuzzy: float | None = Field(
+        default=0.9,
+        ge=0,
+        le=1,
+        description="Fuzzy threshold of the policies derived for free-form slots (null: none).",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> SlotsFileSpec:
@@ -187,6 +200,23 @@ class ThresholdsSpec(_Strict):
     )
     fields: dict[str, _Fraction] = Field(
         default_factory=dict, description="Path or glob -> minimum accuracy of each such field."
+    )
+
+
+class MetricsSpec(_Strict):
+    """Scorer conventions of value precision / recall / F1 (docs/concepts.md, "Scorer
+    conventions")."""
+
+    list_credit: Literal["all_or_nothing", "partial"] = Field(
+        default="all_or_nothing",
+        description="partial: a wrong list-valued field earns the F1 of its value list.",
+    )
+    wrong_value: Literal["fp_and_fn", "fp"] = Field(
+        default="fp_and_fn",
+        description="fp: a wrong value is a false positive only (DSTC10 Track 2).",
+    )
+    averaging: Literal["micro", "case"] = Field(
+        default="micro", description="case: the mean of each case's P/R/F1 (TRADE)."
     )
 
 
@@ -281,6 +311,12 @@ class SuiteModel(_Strict):
         },
     )
     thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
+    metrics: MetricsSpec = Field(default_factory=MetricsSpec)
+    slices: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Case metadata keys to break every metric down by, e.g. "
+        "'metadata.domain' (a list value puts a case in several slices).",
+    )
     phoenix: PhoenixSpec = Field(default_factory=PhoenixSpec)
     mutation: MutationSpec | None = Field(
         default=None, description="Defaults of `stateval mutate` (its options override them)."

@@ -27,11 +27,13 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +41,7 @@ import yaml
 from pydantic import ValidationError
 
 from stateval.checks import Criterion, parse_criteria
-from stateval.compare import FieldPolicies
+from stateval.compare import FieldPolicies, MetricOptions
 from stateval.errors import StatevalError, SuiteProblemsError
 from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callable
 from stateval.suite._cases import (
@@ -62,6 +64,7 @@ from stateval.suite._models import (
     SuiteModel,
     ThresholdsSpec,
 )
+from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, slot_paths
 
 if TYPE_CHECKING:
     from stateval.phoenix import FieldJudge
@@ -74,6 +77,9 @@ __all__ = [
     "load_suite",
     "suite_json_schema",
 ]
+
+
+_GLOB = frozenset("*?[")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,10 @@ class Suite:
         mutator_description: One line describing the mutator.
         judge: The LLM judge of the ``judge:`` block (None without one, or when loaded with
             ``load_mutator=False``).
+        slot_schema: The slot schema with its services, when set.
+        services_key: The case metadata key listing the services in play in a case.
+        slices: Case metadata keys every metric is broken down by.
+        metric_options: Scorer conventions of value precision / recall / F1.
     """
 
     path: Path
@@ -121,6 +131,10 @@ class Suite:
     mutator: Mutator | None
     mutator_description: str
     judge: FieldJudge | None = None
+    slot_schema: SlotSchema | None = None
+    services_key: str | None = None
+    slices: tuple[str, ...] = ()
+    metric_options: MetricOptions = field(default_factory=MetricOptions)
 
     def case(self, case_id: str) -> Case | None:
         """The case with id ``case_id``, or None."""
@@ -241,8 +255,11 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         problems.append(
             format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
         )
-    slots = _load_slots(model, base, label, line_locator(text), problems)
+    schema = _load_slots(model, base, label, line_locator(text), problems)
+    slots = None if schema is None else schema.paths
     checks = _load_checks(model, label, line_locator(text), problems)
+    if not problems:
+        _check_patterns(model, cases, slots or (), label, line_locator(text), problems)
     for key in ("joint_goal_accuracy", "slot_accuracy"):
         if getattr(model.thresholds, key) is not None and model.slots is None:
             field = f"thresholds.{key}"
@@ -269,7 +286,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         model=model,
         name=name,
         cases=tuple(cases),
-        policies=FieldPolicies.from_mapping(model.policies),
+        policies=_policies(model, schema),
         slots=slots,
         checks=checks,
         thresholds=model.thresholds,
@@ -286,7 +303,48 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         mutator=mutator,
         mutator_description=description,
         judge=judge,
+        slot_schema=schema,
+        services_key=model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None,
+        slices=tuple(model.slices),
+        metric_options=MetricOptions(
+            model.metrics.list_credit, model.metrics.wrong_value, model.metrics.averaging
+        ),
     )
+
+
+def _policies(model: SuiteModel, schema: SlotSchema | None) -> FieldPolicies:
+    user = FieldPolicies.from_mapping(model.policies)
+    return user if schema is None else schema.policies(user)
+
+
+def _check_patterns(
+    model: SuiteModel,
+    cases: Sequence[Case],
+    slots: Sequence[str],
+    label: str,
+    locate: Any,
+    problems: list[str],
+) -> None:
+    """A policy or field threshold whose path matches no slot and no expected field is a typo
+    that would silently fall back to another policy: one problem line each."""
+    known = set(slots)
+    for case in cases:
+        known.update(case.expected_post_state.paths())
+    for section, patterns in (
+        ("policies", model.policies),
+        ("thresholds.fields", model.thresholds.fields),
+    ):
+        for pattern in patterns:
+            if pattern == "*" or pattern in known:
+                continue
+            if _GLOB.intersection(pattern) and any(fnmatchcase(p, pattern) for p in known):
+                continue
+            message = "matches no slot and no expected field"
+            close = difflib.get_close_matches(pattern, sorted(known), n=1)
+            if close:
+                message += f" (did you mean {close[0]!r}?)"
+            loc = (*section.split("."), pattern)
+            problems.append(format_problem(label, locate(loc), None, loc, message))
 
 
 def _cases_spec(data: Mapping[str, Any]) -> CasesSpec | None:
@@ -340,12 +398,13 @@ def _describe_spec(model: SuiteModel) -> str:
 
 def _load_slots(
     model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
-) -> tuple[str, ...] | None:
+) -> SlotSchema | None:
     spec = model.slots
     if spec is None:
         return None
     if not isinstance(spec, SlotsFileSpec):
-        return _check_slots(spec, label, locate(("slots",)), "slots", problems)
+        paths = _check_slots(spec, label, locate(("slots",)), "slots", problems)
+        return None if paths is None else SlotSchema.from_paths(paths)
     if spec.ref is not None:
         search = [base / spec.path] if spec.path else [base]
         try:
@@ -376,7 +435,14 @@ def _load_slots(
                 return None
         else:
             value = [s.strip() for s in content.splitlines() if s.strip() and not s.startswith("#")]
-    return _check_slots(value, where, None, "slots", problems)
+    if slot_paths(value) is None and isinstance(value, list | dict):
+        try:
+            return SlotSchema.from_data(value, fuzzy=spec.fuzzy)
+        except SlotSchemaError as exc:
+            problems.append(format_problem(where, None, None, "slots", str(exc)))
+            return None
+    paths = _check_slots(value, where, None, "slots", problems)
+    return None if paths is None else SlotSchema.from_paths(paths)
 
 
 def _check_slots(

@@ -1,0 +1,638 @@
+"""Field metrics counted in one pass: confusion counts, value precision / recall / F1, DST
+per-slot accuracy, joint goal accuracy, and the same broken down by slices of the cases.
+
+Every figure is derived from counts added one case at a time (`MetricsAccumulator.add`), so a
+streamed run keeps one small accumulator, never its results.
+
+Outcomes of one field in one case (`Outcome`):
+
+=========== ===================================================================================
+correct     both states hold the field and it matches
+wrong       both hold it but it does not match (a false discovery)
+missing     only the expected state holds it (a false negative)
+extra       only the actual state holds it (a false alarm, a hallucination)
+absent      neither holds it, and it is a slot of the schema in play (a true negative; known
+            only with a slot schema)
+=========== ===================================================================================
+
+Value precision / recall / F1 count *credit*: a correct field earns 1, anything else 0, and with
+``list_credit="partial"`` a wrong list-valued field earns the F1 of its value list (both lists
+set-deduplicated after the field's normalisers). Then ``tp = credit``, ``fp = predicted - credit``
+and ``fn = expected - credit`` (``wrong_value="fp"`` counts a wrong value as a false positive
+only, as DSTC10 Track 2's scorer does: ``fn = missing``). A ratio whose denominator is zero is 0.0,
+except that precision, recall and F1 are 1.0 when there is nothing to find and nothing was found.
+
+DST per-slot accuracy is ``(correct + absent) / scored``; without a slot schema both-absent is
+unknown and it is ``correct / compared``. ``averaging="case"`` makes the run's value P/R/F1 the
+mean of each case's P/R/F1 (TRADE's convention) instead of pooling the counts (micro).
+
+Example:
+    >>> from stateval.compare import compare_states
+    >>> from stateval.state import InterpretiveState
+    >>> gold = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.stars": "4"})
+    >>> pred = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.parking": "yes"})
+    >>> acc = MetricsAccumulator(slots=("hotel.area", "hotel.stars", "hotel.parking", "hotel.day"))
+    >>> _ = acc.add(compare_states(gold, pred))
+    >>> m = acc.result()
+    >>> (m.precision, m.recall, m.slot_accuracy, m.joint_goal_accuracy)
+    (0.5, 0.5, 0.5, 0.0)
+    >>> [(f.path, f.correct, f.missing, f.extra, f.absent) for f in m.worst_fields()][:2]
+    [('hotel.parking', 0, 0, 1, 0), ('hotel.stars', 0, 1, 0, 0)]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, TypeAlias
+
+from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
+from stateval.compare._policy import MatchPolicy
+
+__all__ = [
+    "Averaging",
+    "CaseMetrics",
+    "FieldMetrics",
+    "ListCredit",
+    "MetricOptions",
+    "MetricsAccumulator",
+    "Outcome",
+    "RunMetrics",
+    "SlotOutcome",
+    "WrongValue",
+    "case_outcomes",
+    "list_f1",
+    "prf",
+    "slice_values",
+]
+
+ListCredit: TypeAlias = Literal["all_or_nothing", "partial"]
+WrongValue: TypeAlias = Literal["fp_and_fn", "fp"]
+Averaging: TypeAlias = Literal["micro", "case"]
+
+MISSING_SLICE = "(none)"
+"""The slice value of a case whose metadata lacks the slice key."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricOptions:
+    """Scorer conventions (see docs/concepts.md, "Scorer conventions").
+
+    Attributes:
+        list_credit: ``all_or_nothing``: a list-valued field is right or wrong as a whole;
+            ``partial``: a wrong one earns its list F1 in value precision / recall / F1.
+        wrong_value: ``fp_and_fn``: a wrong value is a false positive and a false negative;
+            ``fp``: only a false positive (DSTC10 Track 2).
+        averaging: ``micro``: pool the counts of every case; ``case``: mean of each case's
+            precision, recall and F1 (TRADE).
+    """
+
+    list_credit: ListCredit = "all_or_nothing"
+    wrong_value: WrongValue = "fp_and_fn"
+    averaging: Averaging = "micro"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("list_credit", ("all_or_nothing", "partial")),
+            ("wrong_value", ("fp_and_fn", "fp")),
+            ("averaging", ("micro", "case")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+
+class Outcome(StrEnum):
+    """How one field fared in one case (see the module docstring)."""
+
+    CORRECT = "correct"
+    WRONG = "wrong"
+    MISSING = "missing"
+    EXTRA = "extra"
+    ABSENT = "absent"
+
+
+_OF_STATUS = {
+    FieldStatus.MATCHING: Outcome.CORRECT,
+    FieldStatus.MISMATCHED: Outcome.WRONG,
+    FieldStatus.MISSING: Outcome.MISSING,
+    FieldStatus.EXTRA: Outcome.EXTRA,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SlotOutcome:
+    """One field of one case.
+
+    Attributes:
+        path: The field.
+        outcome: Correct, wrong, missing, extra or absent.
+        credit: Its true-positive credit in value P/R/F1, in [0, 1].
+        score: Its score: 1.0 or 0.0, the similarity for a field whose policy says
+            ``score: similarity``, and 1.0 when absent.
+    """
+
+    path: str
+    outcome: Outcome
+    credit: float
+    score: float
+
+
+def prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
+    """Precision, recall and F1 of counts; 1.0 each when all three are zero.
+
+    >>> prf(3, 1, 0)
+    (0.75, 1.0, 0.8571428571428571)
+    >>> prf(0, 0, 0), prf(0, 0, 2)
+    ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0))
+    """
+    if tp + fp + fn <= 0:
+        return 1.0, 1.0, 1.0
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return precision, recall, f1
+
+
+def _key(item: Any, policy: MatchPolicy | None) -> str:
+    if isinstance(item, str):
+        return "s:" + (item if policy is None else policy.canonical(item))
+    if isinstance(item, bool) or item is None:
+        return "j:" + json.dumps(item)
+    if isinstance(item, int | float):
+        return "n:" + repr(float(item))
+    return "j:" + json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
+def list_f1(expected: Any, actual: Any, policy: MatchPolicy | None = None) -> float:
+    """The F1 of two value lists as sets, after ``policy``'s normalisers and synonyms.
+
+    A value that is not a list is a list of one. Two empty lists score 1.0.
+
+    >>> list_f1(["Thai", "thai", "Indian"], ["thai", "chinese"], MatchPolicy(normalize=("case",)))
+    0.5
+    """
+    want = {_key(v, policy) for v in (expected if isinstance(expected, list) else [expected])}
+    got = {_key(v, policy) for v in (actual if isinstance(actual, list) else [actual])}
+    if not want and not got:
+        return 1.0
+    return 2 * len(want & got) / (len(want) + len(got))
+
+
+def _outcome(fc: FieldComparison, options: MetricOptions) -> SlotOutcome:
+    outcome = _OF_STATUS[fc.status]
+    policy = fc.policy
+    continuous = policy is not None and policy.score == "similarity"
+    if outcome is Outcome.CORRECT:
+        credit = 1.0
+    elif outcome is Outcome.WRONG and options.list_credit == "partial":
+        e = None if fc.expected is None else fc.expected.value
+        a = None if fc.actual is None else fc.actual.value
+        is_list = isinstance(e, list) or isinstance(a, list)
+        alternatives = policy is not None and policy.list_mode == "any_of"
+        if is_list and not alternatives and fc.confidence_matched is not False:
+            credit = list_f1(e, a, policy)
+        else:
+            credit = 0.0
+    else:
+        credit = 0.0
+    if continuous and fc.similarity is not None and outcome in (Outcome.CORRECT, Outcome.WRONG):
+        score = fc.similarity
+    else:
+        score = 1.0 if outcome is Outcome.CORRECT else 0.0
+    return SlotOutcome(fc.path, outcome, credit, score)
+
+
+def case_outcomes(
+    comparison: StateComparison,
+    *,
+    slots: Collection[str] | None = None,
+    options: MetricOptions | None = None,
+) -> tuple[SlotOutcome, ...]:
+    """Every compared field's outcome, then ``absent`` for each slot neither state holds.
+
+    Args:
+        comparison: The case's one comparison (fields a policy ignores are already left out).
+        slots: The schema slots in play in this case (None: no schema, both-absent unknown).
+            Pass only slots whose policy does not ignore them.
+        options: Scorer conventions.
+    """
+    opts = options or MetricOptions()
+    out = [_outcome(f, opts) for f in comparison.fields]
+    if slots is not None:
+        out.extend(
+            SlotOutcome(s, Outcome.ABSENT, 0.0, 1.0) for s in slots if comparison.field(s) is None
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldMetrics:
+    """How one field fared over many cases: confusion counts and the figures derived from them.
+
+    Attributes:
+        path: The field.
+        correct: Cases where it matched.
+        wrong: Cases where both held it and it did not match (false discoveries).
+        missing: Cases where only the expected state held it (false negatives).
+        extra: Cases where only the actual state held it (false alarms).
+        absent: Cases where neither held it and it was a schema slot in play (true negatives);
+            None without a slot schema.
+        credit: Summed true-positive credit (``correct`` unless list credit is partial).
+        score_sum: Summed scores (see `SlotOutcome.score`) over the scored cases.
+        wrong_value: Whether a wrong value is a false negative too (``fp_and_fn``) or not.
+    """
+
+    path: str
+    correct: int = 0
+    wrong: int = 0
+    missing: int = 0
+    extra: int = 0
+    absent: int | None = None
+    credit: float = 0.0
+    score_sum: float = 0.0
+    wrong_value: WrongValue = "fp_and_fn"
+
+    @property
+    def n(self) -> int:
+        """Cases in which the field was compared (either state held it)."""
+        return self.correct + self.wrong + self.missing + self.extra
+
+    @property
+    def n_scored(self) -> int:
+        """Compared cases plus both-absent ones: the denominator of `slot_accuracy`."""
+        return self.n + (self.absent or 0)
+
+    @property
+    def n_expected(self) -> int:
+        """correct + wrong + missing."""
+        return self.correct + self.wrong + self.missing
+
+    @property
+    def n_predicted(self) -> int:
+        """correct + wrong + extra."""
+        return self.correct + self.wrong + self.extra
+
+    @property
+    def errors(self) -> int:
+        """wrong + missing + extra."""
+        return self.wrong + self.missing + self.extra
+
+    @property
+    def tp(self) -> float:
+        """True positives (credit)."""
+        return self.credit
+
+    @property
+    def fp(self) -> float:
+        """False positives: predicted values without credit."""
+        return self.n_predicted - self.credit
+
+    @property
+    def fn(self) -> float:
+        """False negatives: expected values without credit (missing only with ``fp``)."""
+        if self.wrong_value == "fp":
+            return float(self.missing)
+        return self.n_expected - self.credit
+
+    @property
+    def precision(self) -> float:
+        """tp / (tp + fp) (see `prf` for zero denominators)."""
+        return prf(self.tp, self.fp, self.fn)[0]
+
+    @property
+    def recall(self) -> float:
+        """tp / (tp + fn)."""
+        return prf(self.tp, self.fp, self.fn)[1]
+
+    @property
+    def f1(self) -> float:
+        """Harmonic mean of precision and recall: counts wrong, missing and extra values."""
+        return prf(self.tp, self.fp, self.fn)[2]
+
+    @property
+    def accuracy(self) -> float:
+        """correct / (correct + wrong + missing): extras are not counted (0.0 when never
+        expected). Kept for the ``thresholds.fields`` minimums."""
+        return self.correct / self.n_expected if self.n_expected else 0.0
+
+    @property
+    def slot_accuracy(self) -> float:
+        """DST per-slot accuracy: (correct + absent) / n_scored (0.0 when never scored)."""
+        return (self.correct + (self.absent or 0)) / self.n_scored if self.n_scored else 0.0
+
+    @property
+    def mean_score(self) -> float:
+        """score_sum / n_scored: with a similarity policy, the mean similarity."""
+        return self.score_sum / self.n_scored if self.n_scored else 0.0
+
+    def rates(self) -> dict[str, float | None]:
+        """Each outcome count over `n_scored`."""
+        n = self.n_scored
+        counts: dict[str, int | None] = {
+            "correct": self.correct,
+            "wrong": self.wrong,
+            "missing": self.missing,
+            "extra": self.extra,
+            "absent": self.absent,
+        }
+        return {k: None if v is None else (v / n if n else 0.0) for k, v in counts.items()}
+
+    def rank_key(self) -> tuple[float, float, int, str]:
+        """Worst first: lowest F1 (which counts extras), lowest slot accuracy, most errors."""
+        return (self.f1, self.slot_accuracy, -self.errors, self.path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (counts, rates and figures)."""
+        return {
+            "path": self.path,
+            "n": self.n,
+            "n_scored": self.n_scored,
+            "correct": self.correct,
+            "wrong": self.wrong,
+            "missing": self.missing,
+            "extra": self.extra,
+            "absent": self.absent,
+            "errors": self.errors,
+            "rates": self.rates(),
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "slot_accuracy": self.slot_accuracy,
+            "accuracy": self.accuracy,
+            "mean_score": self.mean_score,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMetrics:
+    """One case's metric figures.
+
+    Attributes:
+        outcomes: Every scored field of the case.
+        precision: The case's value precision.
+        recall: The case's value recall.
+        f1: The case's value F1.
+        joint_goal: Every scored slot right (every compared field right without a schema).
+        slot_accuracy: Right scored slots over scored slots (None without a schema).
+    """
+
+    outcomes: tuple[SlotOutcome, ...]
+    precision: float
+    recall: float
+    f1: float
+    joint_goal: bool
+    slot_accuracy: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """A run's (or a slice's) metrics.
+
+    Attributes:
+        n_cases: Cases counted.
+        precision: Value precision (micro, or mean of cases with ``averaging="case"``).
+        recall: Value recall.
+        f1: Value F1.
+        tp: Pooled true-positive credit.
+        fp: Pooled false positives.
+        fn: Pooled false negatives.
+        joint_goal_accuracy: Fraction of cases with every scored slot (or field) right.
+        slot_accuracy: Right (case, slot) pairs over scored pairs; None without a schema.
+        fields: Per-field metrics, keyed by path in the order first seen.
+        slices: ``{slice key: {slice value: RunMetrics}}``.
+        options: The scorer conventions used.
+        has_schema: Whether a slot schema was given (both-absent is counted).
+    """
+
+    n_cases: int
+    precision: float
+    recall: float
+    f1: float
+    tp: float
+    fp: float
+    fn: float
+    joint_goal_accuracy: float
+    slot_accuracy: float | None
+    fields: Mapping[str, FieldMetrics]
+    slices: Mapping[str, Mapping[str, RunMetrics]] = field(default_factory=dict)
+    options: MetricOptions = field(default_factory=MetricOptions)
+    has_schema: bool = False
+
+    def worst_fields(self, limit: int | None = None) -> list[FieldMetrics]:
+        """Fields worst first (see `FieldMetrics.rank_key`)."""
+        items = sorted(self.fields.values(), key=FieldMetrics.rank_key)
+        return items if limit is None else items[:limit]
+
+    def headline(self) -> dict[str, Any]:
+        """The run-level figures (no fields, no slices), as JSON."""
+        return {
+            "n_cases": self.n_cases,
+            "value_precision": self.precision,
+            "value_recall": self.recall,
+            "value_f1": self.f1,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "joint_goal_accuracy": self.joint_goal_accuracy,
+            "slot_accuracy": self.slot_accuracy,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: headline figures, conventions, fields worst first, slices."""
+        return {
+            **self.headline(),
+            "conventions": {
+                "list_credit": self.options.list_credit,
+                "wrong_value": self.options.wrong_value,
+                "averaging": self.options.averaging,
+            },
+            "fields": [f.to_dict() for f in self.worst_fields()],
+            "slices": {
+                key: {value: m.to_dict() for value, m in groups.items()}
+                for key, groups in self.slices.items()
+            },
+        }
+
+
+def slice_values(metadata: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """The slice values of a case for ``key`` (``metadata.service``, ``metadata.a.b``).
+
+    The key is a dotted path into the case metadata (the ``metadata.`` prefix is optional). A
+    list value puts the case in one slice per distinct item; a missing key in slice ``(none)``.
+
+    >>> slice_values({"services": ["hotel", "taxi"]}, "metadata.services")
+    ('hotel', 'taxi')
+    >>> slice_values({}, "metadata.domain")
+    ('(none)',)
+    """
+    node: Any = metadata
+    for part in key.removeprefix("metadata.").split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return (MISSING_SLICE,)
+        node = node[part]
+    items = node if isinstance(node, list) else [node]
+    out = dict.fromkeys(_slice_text(v) for v in items)
+    return tuple(out) or (MISSING_SLICE,)
+
+
+def _slice_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class _Counts:
+    __slots__ = ("absent", "correct", "credit", "extra", "missing", "score_sum", "wrong")
+
+    def __init__(self) -> None:
+        self.correct = self.wrong = self.missing = self.extra = self.absent = 0
+        self.credit = self.score_sum = 0.0
+
+
+class MetricsAccumulator:
+    """Counts added case by case; `result` gives the `RunMetrics` at any time.
+
+    Args:
+        slots: The slot schema (paths), or None. With it, JGA and slot accuracy score only
+            schema slots and both-absent slots are counted; without it every compared field.
+        options: Scorer conventions.
+        slices: Slice keys (dotted paths into case metadata).
+        active_slots: Given a case's metadata, the schema slots in play in that case (default:
+            every slot); slots of services not in play are not counted as both-absent.
+    """
+
+    def __init__(
+        self,
+        slots: Sequence[str] | None = None,
+        options: MetricOptions | None = None,
+        slices: Sequence[str] = (),
+        active_slots: Callable[[Mapping[str, Any]], Collection[str]] | None = None,
+    ) -> None:
+        if isinstance(slots, str):
+            raise TypeError("slots must be a sequence of slot paths, not a string")
+        self.slots: tuple[str, ...] | None = None if slots is None else tuple(dict.fromkeys(slots))
+        self._slot_set = frozenset(self.slots or ())
+        self.options = options or MetricOptions()
+        self.slice_keys = tuple(slices)
+        self._active = active_slots
+        self._fields: dict[str, _Counts] = {s: _Counts() for s in self.slots or ()}
+        self._n = self._joint = self._slot_right = self._slot_total = 0
+        self._tp = self._fp = self._fn = 0.0
+        self._case_p = self._case_r = self._case_f1 = 0.0
+        self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
+
+    def _child(self) -> MetricsAccumulator:
+        child = MetricsAccumulator(self.slots, self.options)
+        child._active = self._active
+        return child
+
+    def add(
+        self, comparison: StateComparison, metadata: Mapping[str, Any] | None = None
+    ) -> CaseMetrics:
+        """Count one case from its comparison; returns the case's own figures."""
+        meta = metadata or {}
+        if self.slots is None:
+            in_play: Collection[str] | None = None
+        elif self._active is None:
+            in_play = self.slots
+        else:
+            in_play = self._active(meta)
+        outcomes = case_outcomes(comparison, slots=in_play, options=self.options)
+        case = self._count(outcomes)
+        for key, groups in self._slices.items():
+            for value in slice_values(meta, key):
+                child = groups.get(value)
+                if child is None:
+                    child = groups[value] = self._child()
+                child._count(outcomes)
+        return case
+
+    def _count(self, outcomes: Iterable[SlotOutcome]) -> CaseMetrics:
+        tp = fp = fn = 0.0
+        right = total = 0
+        joint = True
+        kept = []
+        for o in outcomes:
+            kept.append(o)
+            counts = self._fields.get(o.path)
+            if counts is None:
+                counts = self._fields[o.path] = _Counts()
+            setattr(counts, o.outcome.value, getattr(counts, o.outcome.value) + 1)
+            counts.credit += o.credit
+            counts.score_sum += o.score
+            scored = self.slots is None or o.path in self._slot_set
+            if not scored:
+                continue
+            ok = o.outcome in (Outcome.CORRECT, Outcome.ABSENT)
+            joint = joint and ok
+            right += ok
+            total += 1
+            predicted = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.EXTRA)
+            expected = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING)
+            tp += o.credit
+            fp += predicted - o.credit
+            if self.options.wrong_value == "fp":
+                fn += o.outcome is Outcome.MISSING
+            else:
+                fn += expected - o.credit
+        self._n += 1
+        self._joint += joint
+        self._slot_right += right
+        self._slot_total += total
+        self._tp += tp
+        self._fp += fp
+        self._fn += fn
+        p, r, f1 = prf(tp, fp, fn)
+        self._case_p += p
+        self._case_r += r
+        self._case_f1 += f1
+        slot_acc = (right / total if total else 1.0) if self.slots is not None else None
+        return CaseMetrics(tuple(kept), p, r, f1, joint, slot_acc)
+
+    def result(self) -> RunMetrics:
+        """The metrics of every case added so far."""
+        n = self._n
+        if self.options.averaging == "case":
+            p, r, f1 = (
+                (self._case_p / n, self._case_r / n, self._case_f1 / n) if n else (0.0, 0.0, 0.0)
+            )
+        else:
+            p, r, f1 = prf(self._tp, self._fp, self._fn)
+        schema = self.slots is not None
+        fields = {
+            path: FieldMetrics(
+                path,
+                c.correct,
+                c.wrong,
+                c.missing,
+                c.extra,
+                c.absent if schema and path in self._slot_set else None,
+                c.credit,
+                c.score_sum,
+                self.options.wrong_value,
+            )
+            for path, c in self._fields.items()
+            if c.correct + c.wrong + c.missing + c.extra + c.absent
+        }
+        return RunMetrics(
+            n_cases=n,
+            precision=p,
+            recall=r,
+            f1=f1,
+            tp=self._tp,
+            fp=self._fp,
+            fn=self._fn,
+            joint_goal_accuracy=self._joint / n if n else 0.0,
+            slot_accuracy=(self._slot_right / self._slot_total if self._slot_total else 0.0)
+            if schema
+            else None,
+            fields=fields,
+            slices={
+                key: {value: child.result() for value, child in groups.items()}
+                for key, groups in self._slices.items()
+            },
+            options=self.options,
+            has_schema=schema,
+        )

@@ -1,0 +1,178 @@
+"""Slot schema files (SGD-like), the policies they imply, and `stateval validate`'s path checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stateval.cli import app
+from stateval.compare import FieldPolicies, MatchPolicy, compare_states
+from stateval.errors import SuiteProblemsError
+from stateval.state import InterpretiveState
+from stateval.suite import SlotSchema, SlotSchemaError, load_suite
+
+SGD_LIKE = [
+    {
+        "service_name": "Restaurants_1",
+        "description": "A leading provider for restaurant search and reservations",
+        "slots": [
+            {
+                "name": "city",
+                "description": "City in which the restaurant is located",
+                "is_categorical": False,
+                "possible_values": [],
+            },
+            {
+                "name": "price_range",
+                "is_categorical": True,
+                "possible_values": ["cheap", "moderate", "pricey"],
+            },
+        ],
+        "intents": [{"name": "FindRestaurants", "is_transactional": False}],
+    },
+    {
+        "service_name": "Hotels_2",
+        "slots": [{"name": "where_to", "is_categorical": False, "possible_values": []}],
+    },
+]
+
+SUITE = """
+mutator: {type: python, callable: "builtins:print"}
+cases:
+  inline:
+    - id: c1
+      input: {prompt: "a cheap place in SF"}
+      expected_post_state: {Restaurants_1.city: "San Francisco", Restaurants_1.price_range: cheap}
+      metadata: {services: [Restaurants_1]}
+slots: {file: schema.json, services_key: metadata.services}
+"""
+
+
+def flat(values: dict[str, object]) -> InterpretiveState:
+    return InterpretiveState.from_flat(values)
+
+
+def test_reads_an_sgd_like_schema() -> None:
+    schema = SlotSchema.from_data(SGD_LIKE)
+    assert schema.paths == ("Restaurants_1.city", "Restaurants_1.price_range", "Hotels_2.where_to")
+    assert schema.services == ("Restaurants_1", "Hotels_2")
+    assert schema.active_paths(["Hotels_2"]) == ("Hotels_2.where_to",)
+    price = schema.slot("Restaurants_1.price_range")
+    assert price is not None
+    assert price.possible_values == ("cheap", "moderate", "pricey")
+    assert SlotSchema.from_data({"services": SGD_LIKE}).paths == schema.paths
+
+
+def test_derived_policies_categorical_exact_free_form_fuzzy_alternatives() -> None:
+    policies = SlotSchema.from_data(SGD_LIKE).policies(FieldPolicies())
+    cat = policies.for_path("Restaurants_1.price_range")
+    free = policies.for_path("Restaurants_1.city")
+    assert cat.normalize == ("case", "punctuation", "whitespace")
+    assert (cat.fuzzy, cat.list_mode) == (None, "exact")
+    assert (free.fuzzy, free.list_mode) == (0.9, "any_of")
+    expected = flat(
+        {"Restaurants_1.city": ["San Francisco", "SF"], "Restaurants_1.price_range": "Cheap"}
+    )
+    actual = flat({"Restaurants_1.city": "sf", "Restaurants_1.price_range": "cheap "})
+    assert compare_states(expected, actual, policies).overall_match
+    near = compare_states(expected, flat({"Restaurants_1.price_range": "chep"}), policies)
+    assert near.field("Restaurants_1.price_range").status.value == "mismatched"  # type: ignore[union-attr]
+
+
+def test_suite_policies_fill_in_or_win() -> None:
+    schema = SlotSchema.from_data(SGD_LIKE)
+    user = FieldPolicies(
+        {
+            "Restaurants_1.city": MatchPolicy(confidence="ignore"),
+            "*": MatchPolicy(confidence="ignore", fuzzy=0.7),
+        }
+    )
+    policies = schema.policies(user)
+    assert policies.for_path("Restaurants_1.city") == MatchPolicy(confidence="ignore")  # exact wins
+    where = policies.for_path("Hotels_2.where_to")  # the glob's options kept, the rest filled in
+    assert (where.confidence, where.fuzzy, where.list_mode) == ("ignore", 0.7, "any_of")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "non-empty list of services"),
+        ([{"service_name": "x"}], "service 'x': slots: Field required"),
+        ([{"service_name": "x", "slots": [{"name": "a"}, {"name": "a"}]}], "duplicate slots"),
+    ],
+)
+def test_bad_schemas_say_where(data: object, message: str) -> None:
+    with pytest.raises(SlotSchemaError, match=message):
+        SlotSchema.from_data(data)
+
+
+def test_suite_with_a_schema_file_and_active_services(tmp_path: Path) -> None:
+    (tmp_path / "schema.json").write_text(json.dumps(SGD_LIKE))
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    suite = load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert suite.slots == ("Restaurants_1.city", "Restaurants_1.price_range", "Hotels_2.where_to")
+    assert suite.services_key == "metadata.services"
+    assert suite.policies.for_path("Restaurants_1.city").list_mode == "any_of"
+    (tmp_path / "schema.yaml").write_text("- service_name: x\n  slots: [{name: a}]\n")
+    other = SUITE.replace("schema.json", "schema.yaml").replace("Restaurants_1.city", "x.a")
+    (tmp_path / "suite2.yaml").write_text(other)
+    assert load_suite(tmp_path / "suite2.yaml", load_mutator=False).slots == ("x.a",)
+
+
+def test_a_broken_schema_file_is_one_problem_line(tmp_path: Path) -> None:
+    bad = [{"service_name": "s", "slots": [{"is_categorical": True}]}]
+    (tmp_path / "schema.json").write_text(json.dumps(bad))
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert info.value.problems == [
+        f"{tmp_path / 'schema.json'}: slots: service 's': slots.0.name: Field required"
+    ]
+
+
+TYPO = """
+mutator: {type: python, callable: "builtins:print"}
+cases:
+  inline:
+    - id: c1
+      input: {prompt: "north"}
+      expected_post_state: {hotel.area: north, hotel.stars: "4"}
+policies:
+  "*": {confidence: ignore}
+  hotel.aera: {normalize: [case]}
+  "hotel.*": {normalize: [case]}
+  "taxi.*": {normalize: [case]}
+thresholds:
+  fields: {hotel.starz: 0.5, hotel.area: 0.5}
+"""
+
+
+def test_validate_rejects_policy_and_threshold_paths_that_match_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suite.yaml").write_text(TYPO)
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert info.value.problems == [
+        "suite.yaml:10: policies.hotel.aera: matches no slot and no expected field "
+        "(did you mean 'hotel.area'?)",
+        "suite.yaml:12: policies.taxi.*: matches no slot and no expected field",
+        "suite.yaml:14: thresholds.fields.hotel.starz: matches no slot and no expected field "
+        "(did you mean 'hotel.stars'?)",
+    ]
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code != 0
+    assert "policies.hotel.aera: matches no slot" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_schema_slot_makes_a_policy_path_valid(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(
+        TYPO.replace("hotel.aera", "taxi.leaveat").replace("hotel.starz", "hotel.stars")
+        + "slots: [taxi.leaveat]\n"
+    )
+    load_suite(tmp_path / "suite.yaml", load_mutator=False)
