@@ -43,7 +43,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
@@ -62,8 +62,10 @@ __all__ = [
     "RunMetrics",
     "SlotOutcome",
     "WrongValue",
+    "case_metrics",
     "case_outcomes",
     "list_f1",
+    "lookup",
     "prf",
     "slice_values",
 ]
@@ -367,23 +369,100 @@ class FieldMetrics:
 
 @dataclass(frozen=True, slots=True)
 class CaseMetrics:
-    """One case's metric figures.
+    """One case's metric figures and the counts the run adds up.
 
     Attributes:
-        outcomes: Every scored field of the case.
-        precision: The case's value precision.
-        recall: The case's value recall.
-        f1: The case's value F1.
-        joint_goal: Every scored slot right (every compared field right without a schema).
-        slot_accuracy: Right scored slots over scored slots (None without a schema).
+        outcomes: Every field of the case with its outcome.
+        tp: True-positive credit of its scored fields.
+        fp: False positives.
+        fn: False negatives.
+        right: Scored slots (fields without a schema) that are correct or absent.
+        total: Scored slots (fields).
+        has_schema: Whether a slot schema decided what is scored.
     """
 
     outcomes: tuple[SlotOutcome, ...]
-    precision: float
-    recall: float
-    f1: float
-    joint_goal: bool
-    slot_accuracy: float | None
+    tp: float = 0.0
+    fp: float = 0.0
+    fn: float = 0.0
+    right: int = 0
+    total: int = 0
+    has_schema: bool = False
+
+    @property
+    def precision(self) -> float:
+        """The case's value precision."""
+        return prf(self.tp, self.fp, self.fn)[0]
+
+    @property
+    def recall(self) -> float:
+        """The case's value recall."""
+        return prf(self.tp, self.fp, self.fn)[1]
+
+    @property
+    def f1(self) -> float:
+        """The case's value F1."""
+        return prf(self.tp, self.fp, self.fn)[2]
+
+    @property
+    def joint_goal(self) -> bool:
+        """Every scored slot (every compared field without a schema) right."""
+        return self.right == self.total
+
+    @property
+    def slot_accuracy(self) -> float | None:
+        """Right scored slots over scored slots (1.0 when none; None without a schema)."""
+        if not self.has_schema:
+            return None
+        return self.right / self.total if self.total else 1.0
+
+    @property
+    def wrong_slots(self) -> tuple[str, ...]:
+        """Scored slots that are not right, in order."""
+        return tuple(
+            o.path for o in self.outcomes if o.outcome not in (Outcome.CORRECT, Outcome.ABSENT)
+        )
+
+
+def case_metrics(
+    comparison: StateComparison,
+    *,
+    slots: Collection[str] | None = None,
+    in_play: Collection[str] | None = None,
+    options: MetricOptions | None = None,
+) -> CaseMetrics:
+    """One case's outcomes and counts from its one comparison.
+
+    Args:
+        comparison: The case's comparison.
+        slots: The slot schema (None: every compared field is scored, both-absent unknown).
+        in_play: The schema slots in play in this case (default: all of ``slots``); only they
+            can be both-absent.
+        options: Scorer conventions.
+    """
+    opts = options or MetricOptions()
+    slot_set = None if slots is None else frozenset(slots)
+    outcomes = case_outcomes(
+        comparison,
+        slots=None if slots is None else (slots if in_play is None else in_play),
+        options=opts,
+    )
+    tp = fp = fn = 0.0
+    right = total = 0
+    for o in outcomes:
+        if slot_set is not None and o.path not in slot_set:
+            continue
+        right += o.outcome in (Outcome.CORRECT, Outcome.ABSENT)
+        total += 1
+        predicted = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.EXTRA)
+        expected = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING)
+        tp += o.credit
+        fp += predicted - o.credit
+        if opts.wrong_value == "fp":
+            fn += o.outcome is Outcome.MISSING
+        else:
+            fn += expected - o.credit
+    return CaseMetrics(outcomes, tp, fp, fn, right, total, slot_set is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +535,16 @@ class RunMetrics:
         }
 
 
+def lookup(metadata: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+    """``(found, value)`` of a dotted key (``metadata.`` prefix optional) in case metadata."""
+    node: Any = metadata
+    for part in key.removeprefix("metadata.").split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 def slice_values(metadata: Mapping[str, Any], key: str) -> tuple[str, ...]:
     """The slice values of a case for ``key`` (``metadata.service``, ``metadata.a.b``).
 
@@ -467,11 +556,9 @@ def slice_values(metadata: Mapping[str, Any], key: str) -> tuple[str, ...]:
     >>> slice_values({}, "metadata.domain")
     ('(none)',)
     """
-    node: Any = metadata
-    for part in key.removeprefix("metadata.").split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return (MISSING_SLICE,)
-        node = node[part]
+    found, node = lookup(metadata, key)
+    if not found:
+        return (MISSING_SLICE,)
     items = node if isinstance(node, list) else [node]
     out = dict.fromkeys(_slice_text(v) for v in items)
     return tuple(out) or (MISSING_SLICE,)
@@ -533,63 +620,40 @@ class MetricsAccumulator:
     ) -> CaseMetrics:
         """Count one case from its comparison; returns the case's own figures."""
         meta = metadata or {}
-        if self.slots is None:
-            in_play: Collection[str] | None = None
-        elif self._active is None:
-            in_play = self.slots
-        else:
-            in_play = self._active(meta)
-        outcomes = case_outcomes(comparison, slots=in_play, options=self.options)
-        case = self._count(outcomes)
+        in_play = None if self.slots is None or self._active is None else self._active(meta)
+        case = case_metrics(comparison, slots=self.slots, in_play=in_play, options=self.options)
+        self.add_case(case, meta)
+        return case
+
+    def add_case(self, case: CaseMetrics, metadata: Mapping[str, Any] | None = None) -> None:
+        """Count a case whose `CaseMetrics` are already known."""
+        self._count(case)
         for key, groups in self._slices.items():
-            for value in slice_values(meta, key):
+            for value in slice_values(metadata or {}, key):
                 child = groups.get(value)
                 if child is None:
                     child = groups[value] = self._child()
-                child._count(outcomes)
-        return case
+                child._count(case)
 
-    def _count(self, outcomes: Iterable[SlotOutcome]) -> CaseMetrics:
-        tp = fp = fn = 0.0
-        right = total = 0
-        joint = True
-        kept = []
-        for o in outcomes:
-            kept.append(o)
+    def _count(self, case: CaseMetrics) -> None:
+        for o in case.outcomes:
             counts = self._fields.get(o.path)
             if counts is None:
                 counts = self._fields[o.path] = _Counts()
             setattr(counts, o.outcome.value, getattr(counts, o.outcome.value) + 1)
             counts.credit += o.credit
             counts.score_sum += o.score
-            scored = self.slots is None or o.path in self._slot_set
-            if not scored:
-                continue
-            ok = o.outcome in (Outcome.CORRECT, Outcome.ABSENT)
-            joint = joint and ok
-            right += ok
-            total += 1
-            predicted = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.EXTRA)
-            expected = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING)
-            tp += o.credit
-            fp += predicted - o.credit
-            if self.options.wrong_value == "fp":
-                fn += o.outcome is Outcome.MISSING
-            else:
-                fn += expected - o.credit
         self._n += 1
-        self._joint += joint
-        self._slot_right += right
-        self._slot_total += total
-        self._tp += tp
-        self._fp += fp
-        self._fn += fn
-        p, r, f1 = prf(tp, fp, fn)
+        self._joint += case.joint_goal
+        self._slot_right += case.right
+        self._slot_total += case.total
+        self._tp += case.tp
+        self._fp += case.fp
+        self._fn += case.fn
+        p, r, f1 = prf(case.tp, case.fp, case.fn)
         self._case_p += p
         self._case_r += r
         self._case_f1 += f1
-        slot_acc = (right / total if total else 1.0) if self.slots is not None else None
-        return CaseMetrics(tuple(kept), p, r, f1, joint, slot_acc)
 
     def result(self) -> RunMetrics:
         """The metrics of every case added so far."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stateval.reports._terminal import field_columns
 from stateval.run import RunSummary
 
 __all__ = ["markdown_report", "write_markdown_report"]
@@ -32,6 +33,10 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
         f"| overall match rate | {_pct(summary.overall_match_rate)} |",
         f"| accuracy (expected fields) | {_pct(summary.accuracy)} |",
     ]
+    if summary.value_f1 is not None:
+        lines.append(f"| value precision | {_pct(summary.value_precision)} |")
+        lines.append(f"| value recall | {_pct(summary.value_recall)} |")
+        lines.append(f"| value F1 | {_pct(summary.value_f1)} |")
     if summary.joint_goal_accuracy is not None:
         lines.append(f"| joint goal accuracy | {_pct(summary.joint_goal_accuracy)} |")
         lines.append(f"| slot accuracy | {_pct(summary.slot_accuracy)} |")
@@ -41,21 +46,33 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
             mark = "✅" if t.passed else "❌"
             lines.append(f"- {mark} `{_cell(t.describe())}`")
     if summary.fields:
+        columns = field_columns(summary.fields)
         lines += [
             "",
-            "**Fields, worst first**",
+            "**Fields, worst first (by F1)**",
             "",
-            "| field | n | wrong | mismatched | missing | extra | accuracy |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| field | " + " | ".join(name for name, _ in columns) + " |",
+            "|---|" + "---:|" * len(columns),
         ]
         for row in summary.fields[:max_fields]:
-            accuracy = _pct(row.accuracy) if row.n_expected else "-"
-            lines.append(
-                f"| `{_cell(row.path)}` | {row.n} | {row.errors} | {row.mismatched} | "
-                f"{row.missing} | {row.extra} | {accuracy} |"
-            )
+            cells = " | ".join(_cell(cell(row)) for _, cell in columns)
+            lines.append(f"| `{_cell(row.path)}` | {cells} |")
         if len(summary.fields) > max_fields:
             lines.append(f"\n_{len(summary.fields) - max_fields} more fields not shown._")
+    for key, groups in summary.slices_dict().items():
+        lines += [
+            "",
+            f"**By `{_cell(key)}`**",
+            "",
+            "| slice | cases | precision | recall | F1 | joint goal | slot acc |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for value, m in groups.items():
+            lines.append(
+                f"| `{_cell(value)}` | {m['n_cases']} | {_pct(m['value_precision'])} | "
+                f"{_pct(m['value_recall'])} | {_pct(m['value_f1'])} | "
+                f"{_pct(m['joint_goal_accuracy'])} | {_pct(m['slot_accuracy'])} |"
+            )
     failing = [s for s in summary.cases if not s.overall_match or s.failed_checks]
     if failing:
         lines += ["", f"<details><summary>{len(failing)} failing cases</summary>", ""]

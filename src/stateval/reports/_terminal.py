@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stateval.run import RunSummary
+from stateval.run import FieldRow, RunSummary
 
-__all__ = ["print_summary"]
+__all__ = ["field_columns", "print_summary"]
 
 _SHOWN_ERRORS = 5
 """Failed cases listed by name in the terminal summary."""
@@ -16,6 +19,69 @@ _SHOWN_ERRORS = 5
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
+
+
+def field_columns(rows: Sequence[FieldRow]) -> list[tuple[str, Callable[[FieldRow], str]]]:
+    """The columns of the per-field table (shared by the terminal and Markdown reports):
+    confusion counts, then precision, recall, F1, DST per-slot accuracy and accuracy; the
+    both-absent count only with a slot schema, the mean score only when a field is scored by
+    similarity."""
+    columns: list[tuple[str, Callable[[FieldRow], str]]] = [
+        ("n", lambda r: str(r.n)),
+        ("matching", lambda r: str(r.matching)),
+        ("mismatched", lambda r: str(r.mismatched)),
+        ("missing", lambda r: str(r.missing)),
+        ("extra", lambda r: str(r.extra)),
+    ]
+    if any(r.absent is not None for r in rows):
+        columns.append(("absent", lambda r: "-" if r.absent is None else str(r.absent)))
+    columns += [
+        ("precision", lambda r: _pct(r.precision)),
+        ("recall", lambda r: _pct(r.recall)),
+        ("F1", lambda r: _pct(r.f1)),
+        ("slot acc", lambda r: _pct(r.slot_accuracy)),
+    ]
+    if any(abs(r.mean_score - r.slot_accuracy) > 1e-12 for r in rows):
+        columns.append(("score", lambda r: f"{r.mean_score:.3f}"))
+    columns.append(("accuracy", _accuracy))
+    return columns
+
+
+def _accuracy(row: FieldRow) -> str:
+    text = _pct(row.accuracy) if row.n_expected else "-"
+    if row.minimum is not None:
+        text += f" (min {row.minimum:.0%})"
+    return text
+
+
+def _field_table(rows: Sequence[FieldRow], limit: int) -> Table:
+    table = Table(title="fields, worst first (by F1)", title_justify="left", show_edge=False)
+    table.add_column("field")
+    columns = field_columns(rows)
+    for name, _ in columns:
+        table.add_column(name, justify="right")
+    for row in rows[:limit]:
+        style = None if row.passed else "red"
+        table.add_row(row.path, *(cell(row) for _, cell in columns), style=style)
+    return table
+
+
+def _slice_table(key: str, groups: dict[str, dict[str, Any]]) -> Table:
+    table = Table(title=f"by {key}", title_justify="left", show_edge=False)
+    table.add_column(key.removeprefix("metadata."))
+    for name in ("cases", "precision", "recall", "F1", "joint goal", "slot acc"):
+        table.add_column(name, justify="right")
+    for value, m in groups.items():
+        table.add_row(
+            value,
+            str(m["n_cases"]),
+            _pct(m["value_precision"]),
+            _pct(m["value_recall"]),
+            _pct(m["value_f1"]),
+            _pct(m["joint_goal_accuracy"]),
+            _pct(m["slot_accuracy"]),
+        )
+    return table
 
 
 def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25) -> None:
@@ -49,34 +115,20 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     headline.add_column(justify="right")
     headline.add_row("overall match rate", _pct(summary.overall_match_rate))
     headline.add_row("accuracy (expected fields)", _pct(summary.accuracy))
+    if summary.value_f1 is not None:
+        prf = f"{_pct(summary.value_precision)} / {_pct(summary.value_recall)} / "
+        headline.add_row("value precision / recall / F1", prf + _pct(summary.value_f1))
     if summary.joint_goal_accuracy is not None:
         headline.add_row("joint goal accuracy", _pct(summary.joint_goal_accuracy))
         headline.add_row("slot accuracy", _pct(summary.slot_accuracy))
     console.print(headline)
     if summary.fields:
-        table = Table(title="fields, worst first", title_justify="left", show_edge=False)
-        table.add_column("field")
-        for name in ("n", "wrong", "mismatched", "missing", "extra", "accuracy"):
-            table.add_column(name, justify="right")
-        for row in summary.fields[:max_fields]:
-            style = None if row.passed else "red"
-            accuracy = _pct(row.accuracy) if row.n_expected else "-"
-            if row.minimum is not None:
-                accuracy += f" (min {row.minimum:.0%})"
-            table.add_row(
-                row.path,
-                str(row.n),
-                str(row.errors),
-                str(row.mismatched),
-                str(row.missing),
-                str(row.extra),
-                accuracy,
-                style=style,
-            )
-        console.print(table)
+        console.print(_field_table(summary.fields, max_fields))
         hidden = len(summary.fields) - max_fields
         if hidden > 0:
             console.print(f"  ... and {hidden} more fields (see --report-json)")
+    for key, groups in summary.slices_dict().items():
+        console.print(_slice_table(key, groups))
     for threshold in summary.thresholds:
         style = "green" if threshold.passed else "bold red"
         console.print(Text(f"threshold {threshold.describe()}", style=style))

@@ -13,46 +13,117 @@ from typing import Any, Literal
 
 from stateval.checks import Criterion, check_criteria, field_value
 from stateval.compare import (
-    FieldAggregate,
+    CaseMetrics,
+    FieldMetrics,
     FieldPolicies,
+    MetricOptions,
+    MetricsAccumulator,
+    RunMetrics,
     StateComparison,
+    case_metrics,
     compare_delta,
     compare_states,
-    field_aggregates,
-    slot_metrics,
+    lookup,
 )
 from stateval.errors import StatevalError
 from stateval.run._judging import apply_judgements, field_evaluation
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.state import InterpretiveState
-from stateval.suite import Case, Suite, ThresholdsSpec
+from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
 __all__ = ["FieldRow", "RunSummary", "Scoring", "ThresholdResult", "score_case", "summarize"]
 
 _GLOB = frozenset("*?[")
+_RUN_THRESHOLDS = (
+    "overall_match_rate",
+    "accuracy",
+    "joint_goal_accuracy",
+    "slot_accuracy",
+    "value_precision",
+    "value_recall",
+    "value_f1",
+)
 _SHOW = 8
 
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    """How a run is scored: field policies, slot schema, checks, thresholds.
+    """How a run is scored: field policies, slot schema, checks, thresholds, metric options.
 
     Attributes:
         policies: How each field is compared.
         slots: The slot schema (joint goal and slot accuracy), or None.
         checks: Path or glob -> criteria the field's value must pass.
         thresholds: What the run must reach to pass.
+        schema: The slot schema with services (active services per case), or None.
+        services_key: The case metadata key listing the services in play in a case.
+        slices: Case metadata keys every metric is broken down by.
+        metric_options: Scorer conventions of value precision / recall / F1.
     """
 
     policies: FieldPolicies = field(default_factory=FieldPolicies)
     slots: tuple[str, ...] | None = None
     checks: Mapping[str, tuple[Criterion, ...]] = field(default_factory=dict)
     thresholds: ThresholdsSpec = field(default_factory=ThresholdsSpec)
+    schema: SlotSchema | None = None
+    services_key: str | None = None
+    slices: tuple[str, ...] = ()
+    metric_options: MetricOptions = field(default_factory=MetricOptions)
 
     @classmethod
     def from_suite(cls, suite: Suite) -> Scoring:
         """The scoring a suite file describes."""
-        return cls(suite.policies, suite.slots, suite.checks, suite.thresholds)
+        return cls(
+            suite.policies,
+            suite.slots,
+            suite.checks,
+            suite.thresholds,
+            suite.slot_schema,
+            suite.services_key,
+            suite.slices,
+            suite.metric_options,
+        )
+
+    @property
+    def scored_slots(self) -> tuple[str, ...] | None:
+        """The schema slots whose policy does not ignore them (None without a schema)."""
+        if self.slots is None:
+            return None
+        return tuple(s for s in self.slots if not self.policies.for_path(s).ignore)
+
+    def slots_in_play(self, metadata: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """The scored slots of the services a case names under `services_key` (all of them
+        when the case names none)."""
+        slots = self.scored_slots
+        if slots is None or self.schema is None or self.services_key is None:
+            return slots
+        found, services = lookup(metadata, self.services_key)
+        if not found or services is None:
+            return slots
+        names = services if isinstance(services, list) else [services]
+        active = set(self.schema.active_paths(str(n) for n in names))
+        return tuple(s for s in slots if s in active)
+
+    def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
+        """The case's metric outcomes from its one comparison."""
+        return case_metrics(
+            comparison,
+            slots=self.scored_slots,
+            in_play=self.slots_in_play(case.metadata),
+            options=self.metric_options,
+        )
+
+    def accumulator(self) -> MetricsAccumulator:
+        """An empty accumulator of this scoring's run metrics."""
+        return MetricsAccumulator(
+            self.scored_slots,
+            self.metric_options,
+            self.slices,
+            active_slots=None if self.services_key is None else self._in_play,
+        )
+
+    def _in_play(self, metadata: Mapping[str, Any]) -> tuple[str, ...]:
+        return self.slots_in_play(metadata) or ()
 
 
 def _paths(paths: Sequence[str]) -> str:
@@ -111,14 +182,13 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
                 text += f"; wrong: {_paths(wrong)}"
             evaluations.append(Evaluation(name, view.accuracy_score if ok else 0.0, None, text))
     if scoring.slots is not None:
-        metrics = slot_metrics([(expected, actual)], scoring.slots, scoring.policies)
-        slot_view = compare_states(expected, actual, scoring.policies, paths=scoring.slots)
-        wrong = [f.path for f in slot_view.fields if not f.matched]
-        right = metrics.n_slots - len(wrong)
-        text = f"{right} of {metrics.n_slots} schema slots right"
+        metrics = scoring.case_metrics(comparison, case)
+        wrong = [p for p in metrics.wrong_slots if p in set(scoring.slots)]
+        text = f"{metrics.right} of {metrics.total} schema slots right"
         if wrong:
             text += f"; wrong: {_paths(wrong)}"
-        evaluations.append(Evaluation("slot_accuracy", metrics.slot_accuracy, None, text))
+        slot_acc = metrics.slot_accuracy if metrics.slot_accuracy is not None else 0.0
+        evaluations.append(Evaluation("slot_accuracy", slot_acc, None, text))
     prefix = "" if ok else f"mutator failed ({result.error_type}); "
     evaluations.extend(field_evaluation(f, judged, prefix) for f in comparison.fields)
     evaluations.extend(_checks(expected, actual, comparison, scoring, ok))
@@ -164,17 +234,25 @@ def _checks(
 
 @dataclass(frozen=True, slots=True)
 class FieldRow:
-    """How one field fared over a run.
+    """How one field fared over a run: its confusion counts and the figures derived from them.
 
     Attributes:
         path: The field path.
-        n: Cases in which the field was compared.
-        matching: Cases where it matched.
-        mismatched: Cases where it differed.
+        n: Cases in which the field was compared (either state held it).
+        matching: Cases where it matched (correct).
+        mismatched: Cases where both held it and it differed (wrong value).
         missing: Cases where the mutator left it out.
         extra: Cases where the mutator set it but it was not expected.
-        accuracy: matching / (matching + mismatched + missing).
+        accuracy: matching / (matching + mismatched + missing): extras not counted.
         minimum: The suite's minimum accuracy for it, if any.
+        absent: Cases where neither state held it and it was a schema slot in play (None
+            without a slot schema).
+        precision: Value precision (see `stateval._field_metrics`).
+        recall: Value recall.
+        f1: Value F1 (counts wrong, missing and extra values).
+        slot_accuracy: DST per-slot accuracy: (matching + absent) / n_scored.
+        mean_score: Mean score over the scored cases (the mean similarity for a field whose
+            policy says ``score: similarity``).
     """
 
     path: str
@@ -185,6 +263,32 @@ class FieldRow:
     extra: int
     accuracy: float
     minimum: float | None = None
+    absent: int | None = None
+    precision: float = 0.0
+    recall: float = 0.0
+    f1: float = 0.0
+    slot_accuracy: float = 0.0
+    mean_score: float = 0.0
+
+    @classmethod
+    def of(cls, metrics: FieldMetrics, minimum: float | None = None) -> FieldRow:
+        """The row of a field's run metrics."""
+        return cls(
+            metrics.path,
+            metrics.n,
+            metrics.correct,
+            metrics.wrong,
+            metrics.missing,
+            metrics.extra,
+            metrics.accuracy,
+            minimum,
+            metrics.absent,
+            metrics.precision,
+            metrics.recall,
+            metrics.f1,
+            metrics.slot_accuracy,
+            metrics.mean_score,
+        )
 
     @property
     def errors(self) -> int:
@@ -197,21 +301,46 @@ class FieldRow:
         return self.matching + self.mismatched + self.missing
 
     @property
+    def n_scored(self) -> int:
+        """n plus the both-absent cases."""
+        return self.n + (self.absent or 0)
+
+    @property
     def passed(self) -> bool:
         """True unless the field was expected and has a minimum it does not reach."""
         return self.minimum is None or not self.n_expected or self.accuracy >= self.minimum
+
+    def rates(self) -> dict[str, float | None]:
+        """Each outcome's count over `n_scored`."""
+        n = self.n_scored
+        counts = {
+            "matching": self.matching,
+            "mismatched": self.mismatched,
+            "missing": self.missing,
+            "extra": self.extra,
+            "absent": self.absent,
+        }
+        return {k: None if v is None else (v / n if n else 0.0) for k, v in counts.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         return {
             "path": self.path,
             "n": self.n,
+            "n_scored": self.n_scored,
             "matching": self.matching,
             "mismatched": self.mismatched,
             "missing": self.missing,
             "extra": self.extra,
+            "absent": self.absent,
             "errors": self.errors,
+            "rates": self.rates(),
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "slot_accuracy": self.slot_accuracy,
             "accuracy": self.accuracy,
+            "mean_score": self.mean_score,
             "minimum": self.minimum,
             "passed": self.passed,
         }
@@ -273,6 +402,8 @@ class RunSummary:
         cases: Every case's scores, in suite order.
         experiment_url: The Phoenix experiment, when uploaded.
         mean_time: Mean seconds per mutator call.
+        metrics: Value precision / recall / F1, per-field confusion counts and slices (with
+            a slot schema, over its slots only).
     """
 
     suite_name: str
@@ -290,6 +421,58 @@ class RunSummary:
     cases: tuple[CaseScore, ...]
     experiment_url: str | None = None
     mean_time: float = 0.0
+    metrics: RunMetrics | None = None
+
+    @property
+    def value_precision(self) -> float | None:
+        """Value precision (None when no metrics were computed)."""
+        return None if self.metrics is None else self.metrics.precision
+
+    @property
+    def value_recall(self) -> float | None:
+        """Value recall."""
+        return None if self.metrics is None else self.metrics.recall
+
+    @property
+    def value_f1(self) -> float | None:
+        """Value F1."""
+        return None if self.metrics is None else self.metrics.f1
+
+    def headline(self) -> dict[str, Any]:
+        """The run-level figures: what Phoenix stores on the experiment and compares."""
+        return {
+            "passed": self.passed,
+            "complete": self.complete,
+            "n_cases": self.n_cases,
+            "n_errors": self.n_errors,
+            "overall_match_rate": self.overall_match_rate,
+            "accuracy": self.accuracy,
+            "mean_state_accuracy": self.mean_state_accuracy,
+            "value_precision": self.value_precision,
+            "value_recall": self.value_recall,
+            "value_f1": self.value_f1,
+            "joint_goal_accuracy": self.joint_goal_accuracy,
+            "slot_accuracy": self.slot_accuracy,
+        }
+
+    def slices_dict(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every slice's headline figures and per-field rows, ``{key: {value: {...}}}``."""
+        if self.metrics is None:
+            return {}
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for key, groups in self.metrics.slices.items():
+            out[key] = {}
+            for value, m in groups.items():
+                out[key][value] = {
+                    "n_cases": m.n_cases,
+                    "value_precision": m.precision,
+                    "value_recall": m.recall,
+                    "value_f1": m.f1,
+                    "joint_goal_accuracy": m.joint_goal_accuracy,
+                    "slot_accuracy": m.slot_accuracy,
+                    "fields": [FieldRow.of(f).to_dict() for f in m.worst_fields()],
+                }
+        return out
 
     @property
     def passed(self) -> bool:
@@ -314,14 +497,29 @@ class RunSummary:
             "overall_match_rate": self.overall_match_rate,
             "accuracy": self.accuracy,
             "mean_state_accuracy": self.mean_state_accuracy,
+            "value_precision": self.value_precision,
+            "value_recall": self.value_recall,
+            "value_f1": self.value_f1,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+            "conventions": _conventions(self.metrics),
             "mean_time": self.mean_time,
             "experiment_url": self.experiment_url,
             "thresholds": [t.to_dict() for t in self.thresholds],
             "fields": [f.to_dict() for f in self.fields],
+            "slices": self.slices_dict(),
             "cases": [c.to_dict() for c in self.cases],
         }
+
+
+def _conventions(metrics: RunMetrics | None) -> dict[str, Any]:
+    options = MetricOptions() if metrics is None else metrics.options
+    return {
+        "list_credit": options.list_credit,
+        "wrong_value": options.wrong_value,
+        "averaging": options.averaging,
+        "slot_schema": metrics is not None and metrics.has_schema,
+    }
 
 
 def _minimum(path: str, minimums: Mapping[str, float]) -> float | None:
@@ -348,46 +546,39 @@ def summarize(
 ) -> RunSummary:
     """Summarise case scores (in any order) into a `RunSummary` (cases in suite order)."""
     by_id = {s.case_id: s for s in scores}
-    order = [s for c in cases if (s := by_id.get(c.id)) is not None]
-    comparisons = [s.comparison for s in order]
-    aggregates: dict[str, FieldAggregate] = field_aggregates(comparisons)
+    accumulator = scoring.accumulator()
+    order: list[CaseScore] = []
+    matching = expected = overall = n_errors = 0
+    accuracy_sum = time_sum = 0.0
+    for case in cases:
+        score = by_id.get(case.id)
+        if score is None:
+            continue
+        order.append(score)
+        comparison = score.comparison
+        accumulator.add_case(scoring.case_metrics(comparison, case), case.metadata)
+        matching += len(comparison.matching)
+        expected += comparison.n_expected
+        overall += score.overall_match
+        n_errors += not score.ok
+        accuracy_sum += score.accuracy
+        time_sum += score.result.time_used
+    metrics = accumulator.result()
     minimums = scoring.thresholds.fields
-    rows = [
-        FieldRow(
-            a.path,
-            a.n,
-            a.matching,
-            a.mismatched,
-            a.missing,
-            a.extra,
-            a.accuracy,
-            _minimum(a.path, minimums),
-        )
-        for a in aggregates.values()
-    ]
-    rows.sort(key=lambda r: (r.accuracy, -r.errors, r.path))
+    rows = [FieldRow.of(f, _minimum(f.path, minimums)) for f in metrics.worst_fields()]
     n = len(order)
-    matching = sum(len(c.matching) for c in comparisons)
-    expected = sum(c.n_expected for c in comparisons)
-    jga = slot_acc = None
-    if scoring.slots is not None:
-        case_by_id = {c.id: c for c in cases}
-        pairs = [
-            (
-                case_by_id[s.case_id].expected_post_state,
-                s.result.post_state or InterpretiveState(),
-            )
-            for s in order
-        ]
-        metrics = slot_metrics(pairs, scoring.slots, scoring.policies)
-        jga, slot_acc = metrics.joint_goal_accuracy, metrics.slot_accuracy
+    has_slots = scoring.slots is not None
+    jga = metrics.joint_goal_accuracy if has_slots else None
+    slot_acc = metrics.slot_accuracy if has_slots else None
     summary_values = {
-        "overall_match_rate": _ratio(sum(s.overall_match for s in order), n),
+        "overall_match_rate": _ratio(overall, n),
         "accuracy": _ratio(matching, expected),
         "joint_goal_accuracy": jga,
         "slot_accuracy": slot_acc,
+        "value_precision": metrics.precision,
+        "value_recall": metrics.recall,
+        "value_f1": metrics.f1,
     }
-    n_errors = sum(not s.ok for s in order)
     thresholds = _thresholds(scoring.thresholds, summary_values, _ratio(n_errors, n), rows)
     return RunSummary(
         suite_name=suite_name,
@@ -397,14 +588,15 @@ def summarize(
         n_errors=n_errors,
         overall_match_rate=summary_values["overall_match_rate"] or 0.0,
         accuracy=summary_values["accuracy"] or 0.0,
-        mean_state_accuracy=_ratio(sum(s.accuracy for s in order), n),
+        mean_state_accuracy=_ratio(accuracy_sum, n),
         joint_goal_accuracy=jga,
         slot_accuracy=slot_acc,
         fields=tuple(rows),
         thresholds=thresholds,
         cases=tuple(order),
         experiment_url=experiment_url,
-        mean_time=_ratio(sum(s.result.time_used for s in order), n),
+        mean_time=_ratio(time_sum, n),
+        metrics=metrics,
     )
 
 
@@ -415,7 +607,7 @@ def _thresholds(
     rows: Sequence[FieldRow],
 ) -> tuple[ThresholdResult, ...]:
     out: list[ThresholdResult] = []
-    for name in ("overall_match_rate", "accuracy", "joint_goal_accuracy", "slot_accuracy"):
+    for name in _RUN_THRESHOLDS:
         limit = getattr(spec, name)
         if limit is None:
             continue

@@ -193,6 +193,9 @@ class ThresholdsSpec(_Strict):
     accuracy: _Fraction | None = None
     joint_goal_accuracy: _Fraction | None = None
     slot_accuracy: _Fraction | None = None
+    value_precision: _Fraction | None = None
+    value_recall: _Fraction | None = None
+    value_f1: _Fraction | None = None
     max_error_rate: _Fraction | None = Field(
         default=0.0,
         description="Most cases whose mutator call may fail, as a fraction (default 0: any "
