@@ -23,10 +23,13 @@ __all__ = ["coerce_state", "pre_state_of", "task_error", "task_output"]
 
 
 def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
-    """Read an `InterpretiveState` from any of the shapes stateval passes through Phoenix.
+    """Read an `InterpretiveState` from any of the shapes a state takes.
 
-    Accepts an `InterpretiveState`, its dict form ``{"fields": ...}``, a wrapper
-    ``{"post_state": ...}`` around either, or a JSON string of any of those.
+    Accepts an `InterpretiveState`; its candidate form ``{"fields": {path: [{"value",
+    "confidence"}, ...]}}``; a flat ``{"hotel.area": "north"}`` or nested ``{"hotel": {"area":
+    "north"}}`` object of plain values (confidence 1.0; an object value is read as nested
+    fields, so pass object-valued fields in the candidate form); a wrapper ``{"post_state":
+    ...}`` around any of these; or a JSON string of any of those.
 
     Args:
         value: The thing to read.
@@ -58,12 +61,17 @@ def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
                 return InterpretiveState.from_dict(data)
             except StateError as exc:
                 raise StateError(f"{what}: {exc}") from exc
-        keys = ", ".join(repr(k) for k in list(value)[:5]) or "no keys"
-        raise StateError(f"{what}: an object with {keys} is not a state (needs 'fields')")
-    raise StateError(
-        f"{what}: a {type(value).__name__} is not a state "
-        '(expected an InterpretiveState, {"fields": ...}, {"post_state": ...} or their JSON)'
-    )
+        try:
+            return InterpretiveState.from_nested(value)
+        except StateError as exc:
+            raise StateError(f"{what}: not a flat or nested state ({exc}); {_SHAPES}") from exc
+    raise StateError(f"{what}: a {type(value).__name__} is not a state; {_SHAPES}")
+
+
+_SHAPES = (
+    'expected a flat {"path": value} or nested {"a": {"b": value}} object, the candidate '
+    'form {"fields": {path: [{"value", "confidence"}]}}, or {"post_state": <one of those>}'
+)
 
 
 def _dumped_fields(fields: object) -> object:

@@ -94,6 +94,19 @@ class FieldComparison:
         return self.status is FieldStatus.MATCHING
 
     @property
+    def score(self) -> float:
+        """1.0 when matching, else 0.0; the similarity instead when the policy says
+        ``score: similarity`` and both sides are present (missing and extra score 0.0)."""
+        if (
+            self.policy is not None
+            and self.policy.score == "similarity"
+            and self.similarity is not None
+            and self.status in (FieldStatus.MATCHING, FieldStatus.MISMATCHED)
+        ):
+            return self.similarity
+        return 1.0 if self.status is FieldStatus.MATCHING else 0.0
+
+    @property
     def wants_judge(self) -> bool:
         """True when the values differ and the policy asks for an LLM judge to rule on them."""
         return (

@@ -185,7 +185,6 @@ def list_f1(expected: Any, actual: Any, policy: MatchPolicy | None = None) -> fl
 def _outcome(fc: FieldComparison, options: MetricOptions) -> SlotOutcome:
     outcome = _OF_STATUS[fc.status]
     policy = fc.policy
-    continuous = policy is not None and policy.score == "similarity"
     if outcome is Outcome.CORRECT:
         credit = 1.0
     elif outcome is Outcome.WRONG and options.list_credit == "partial":
@@ -199,11 +198,7 @@ def _outcome(fc: FieldComparison, options: MetricOptions) -> SlotOutcome:
             credit = 0.0
     else:
         credit = 0.0
-    if continuous and fc.similarity is not None and outcome in (Outcome.CORRECT, Outcome.WRONG):
-        score = fc.similarity
-    else:
-        score = 1.0 if outcome is Outcome.CORRECT else 0.0
-    return SlotOutcome(fc.path, outcome, credit, score)
+    return SlotOutcome(fc.path, outcome, credit, fc.score)
 
 
 def case_outcomes(

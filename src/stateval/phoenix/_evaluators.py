@@ -27,7 +27,6 @@ from phoenix.evals import Evaluator, Score, create_evaluator
 
 from stateval.compare import (
     FieldPolicies,
-    FieldStatus,
     MatchPolicy,
     StateComparison,
     compare_delta,
@@ -313,7 +312,7 @@ def _field_payload(path: str, judged: JudgedComparison, policies: FieldPolicies)
                 metadata=metadata,
             )
     return Score(
-        score=1.0 if fc.status is FieldStatus.MATCHING else 0.0,
+        score=fc.score,
         label=fc.status.value,
         explanation=fc.explanation,
         metadata=metadata,

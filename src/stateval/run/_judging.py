@@ -83,7 +83,7 @@ def field_evaluation(
 ) -> Evaluation:
     """The evaluation ``field:<path>`` of one compared field."""
     name = f"field:{field.path}"
-    score = 1.0 if field.matched else 0.0
+    score = field.score
     if field.path not in judged:
         return Evaluation(name, score, field.status.value, prefix + field.explanation)
     judgement = judged[field.path]

@@ -24,7 +24,7 @@ from stateval.mutators import LLMMutator, Mutator
 from stateval.run._journal import Journal
 from stateval.run._results import CaseScore
 from stateval.run._runner import CaseSpan, execute
-from stateval.run._scoring import Scoring, summarize
+from stateval.run._scoring import RunSummary, Scoring, summarize
 from stateval.run._session import PhoenixTarget, RunOutcome, UploadStatus
 from stateval.suite import Case, Suite
 from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
@@ -176,6 +176,19 @@ class PhoenixSink:
             experiment_url=created.url,
             project_name=created.project_name,
         )
+
+    async def record_summary(self, summary: RunSummary) -> None:
+        """Store the run's figures on the experiment's metadata (see
+        `RunSummary.experiment_metadata`), so experiments can be compared on them. A failure
+        is kept in `error` (the run's results are safe in the journal)."""
+        if self.experiment_id is None:
+            return
+        try:
+            await self.uploader.update_experiment_metadata(
+                self.experiment_id, summary.experiment_metadata()
+            )
+        except PhoenixUnavailableError as exc:
+            self.error = self.error or str(exc)
 
     def start(self, workers: int = _UPLOAD_WORKERS) -> None:
         """Start the upload workers."""
@@ -393,13 +406,16 @@ async def run_with_phoenix(
                 await sink.finish(drain=False)
             if tracing is not None:
                 await asyncio.to_thread(tracing.shutdown)
-    planned = list(journal.header.case_ids)
-    summary = summarize(
-        scores.values(),
-        scoring,
-        cases=[c for c in suite.cases if c.id in set(planned)],
-        suite_name=suite.name,
-        run_id=journal.run_id,
-        experiment_url=sink.experiment_url,
-    )
+        planned = list(journal.header.case_ids)
+        wanted = set(planned)
+        summary = summarize(
+            scores.values(),
+            scoring,
+            cases=[c for c in suite.cases if c.id in wanted],
+            suite_name=suite.name,
+            run_id=journal.run_id,
+            experiment_url=sink.experiment_url,
+        )
+        if sink.ready:
+            await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(planned))

@@ -84,5 +84,7 @@ async def rescore_with_phoenix(suite: Suite, journal: Journal, target: PhoenixTa
             assert case is not None  # rescored_scores only scores the suite's cases
             sink.submit(case, score)
         await sink.finish()
-    summary = rescore_summary(suite, journal, scoring, scores, sink.experiment_url)
+        summary = rescore_summary(suite, journal, scoring, scores, sink.experiment_url)
+        if sink.ready:
+            await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(list(scores)))

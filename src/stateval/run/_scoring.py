@@ -34,6 +34,21 @@ from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 __all__ = ["FieldRow", "RunSummary", "Scoring", "ThresholdResult", "score_case", "summarize"]
 
 _GLOB = frozenset("*?[")
+_WORST_SHOWN = 10
+_FIELD_FIGURES = (
+    "n",
+    "matching",
+    "mismatched",
+    "missing",
+    "extra",
+    "absent",
+    "precision",
+    "recall",
+    "f1",
+    "slot_accuracy",
+    "accuracy",
+    "mean_score",
+)
 _RUN_THRESHOLDS = (
     "overall_match_rate",
     "accuracy",
@@ -453,6 +468,32 @@ class RunSummary:
             "value_f1": self.value_f1,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+        }
+
+    def experiment_metadata(self) -> dict[str, Any]:
+        """What a run stores on its Phoenix experiment's metadata: the `headline` figures as
+        top-level keys (so the experiments list shows and compares them), the scorer
+        ``conventions``, the ``thresholds``, the ten ``worst_fields``, per-field confusion
+        counts and figures under ``fields`` (keyed by path) and per-slice figures under
+        ``slices``."""
+        fields = {}
+        for row in self.fields:
+            data = row.to_dict()
+            fields[row.path] = {k: data[k] for k in _FIELD_FIGURES}
+        slices = {
+            key: {
+                value: {k: v for k, v in figures.items() if k != "fields"}
+                for value, figures in groups.items()
+            }
+            for key, groups in self.slices_dict().items()
+        }
+        return {
+            **self.headline(),
+            "conventions": _conventions(self.metrics),
+            "thresholds": [t.to_dict() for t in self.thresholds],
+            "worst_fields": [row.path for row in self.fields[:_WORST_SHOWN]],
+            "fields": fields,
+            "slices": slices,
         }
 
     def slices_dict(self) -> dict[str, dict[str, dict[str, Any]]]:

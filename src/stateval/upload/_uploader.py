@@ -8,7 +8,8 @@ speed comes from keeping enough requests in flight to keep the (CPU-bound) serve
 Endpoints used (as served by Phoenix 20.26):
     ``GET  /v1/datasets?name=``, ``POST /v1/datasets/upload?sync=true`` (action ``update``,
     ``example_ids``), ``GET /v1/datasets/{id}/examples``, ``POST /v1/datasets/{id}/experiments``,
-    ``GET /v1/experiments/{id}``, ``POST /v1/experiments/{id}/runs``,
+    ``GET /v1/experiments/{id}``, ``PATCH /v1/experiments/{id}`` (metadata),
+    ``POST /v1/experiments/{id}/runs``,
     ``GET /v1/experiments/{id}/runs``, ``POST /v1/experiment_evaluations``,
     ``GET /v1/experiments/{id}/json``.
 
@@ -192,6 +193,17 @@ class PhoenixUploader:
         """Fetch an existing experiment (to resume it)."""
         found = await self._call(ExperimentBodyWire, "GET", f"/v1/experiments/{experiment_id}")
         return self._experiment_ref(found.data)
+
+    async def update_experiment_metadata(
+        self, experiment_id: str, metadata: Mapping[str, Any]
+    ) -> ExperimentRef:
+        """Merge ``metadata`` into the experiment's metadata (``PATCH /v1/experiments/{id}``
+        replaces it as a whole, so the current one is read first)."""
+        current = await self.get_experiment(experiment_id)
+        body = {"metadata": {**current.metadata, **metadata}}
+        path = f"/v1/experiments/{experiment_id}"
+        updated = await self._call(ExperimentBodyWire, "PATCH", path, json=body)
+        return self._experiment_ref(updated.data)
 
     def experiment_url(self, dataset_id: str, experiment_id: str) -> str:
         """Where an experiment opens in the Phoenix UI."""
