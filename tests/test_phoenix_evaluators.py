@@ -176,7 +176,8 @@ def test_task_errors_and_unreadable_outputs_are_scores_not_exceptions() -> None:
         {"output": "not json at all", "expected": expected},
         {"output": {"post_state": None, "error": None}, "expected": expected},
         {"output": {"fields": {"a": "bad"}}, "expected": expected},
-        {"output": task_output(InterpretiveState()), "expected": {"answer": 1}},
+        {"output": task_output(InterpretiveState()), "expected": ["answer", 1]},
+        {"output": {"bad path ": 1}, "expected": expected},
     ]
     results = run(rows, [state_accuracy(), field_evaluator("hotel.area")])
     for result in results:
@@ -186,7 +187,32 @@ def test_task_errors_and_unreadable_outputs_are_scores_not_exceptions() -> None:
     assert "JSON does not parse" in results[1]["state_accuracy"]["explanation"]
     assert "post_state is null" in results[2]["state_accuracy"]["explanation"]
     assert "candidates at 'a' must be a list" in results[3]["state_accuracy"]["explanation"]
-    assert results[4]["state_accuracy"]["explanation"].startswith("expected:")
+    wrong_shape = results[4]["state_accuracy"]["explanation"]
+    assert wrong_shape.startswith("expected: a list is not a state; expected a flat")
+    assert '{"fields": {path: [{"value", "confidence"}]}}' in wrong_shape
+    assert "not a flat or nested state" in results[5]["state_accuracy"]["explanation"]
+
+
+def test_flat_and_nested_states_score_like_the_candidate_form() -> None:
+    candidate = InterpretiveState.from_flat(HOTEL).to_dict()
+    nested: dict[str, Any] = {}
+    for path, value in HOTEL.items():
+        head, tail = path.split(".", 1)
+        nested.setdefault(head, {})[tail] = value
+    wrong = {**HOTEL, "hotel.area": "south"}
+    rows: list[dict[str, Any]] = [
+        {"output": HOTEL, "expected": candidate},
+        {"output": {"post_state": nested}, "expected": HOTEL},
+        {"output": wrong, "expected": nested},
+    ]
+    evaluators = [state_accuracy(), overall_match(), field_evaluator("hotel.area")]
+    flat_out, nested_out, wrong_out = run(rows, evaluators)
+    for result in (flat_out, nested_out):
+        assert result["state_accuracy"]["score"] == 1.0
+        assert result["overall_match"]["label"] == "match"
+        assert result["field:hotel.area"]["label"] == "matching"
+    assert wrong_out["field:hotel.area"]["label"] == "mismatched"
+    assert wrong_out["state_accuracy"]["score"] == pytest.approx((len(HOTEL) - 1) / len(HOTEL))
 
 
 def test_states_are_read_in_every_accepted_shape() -> None:
@@ -204,13 +230,16 @@ def test_states_are_read_in_every_accepted_shape() -> None:
     rows: list[dict[str, Any]] = [{"output": shape, "expected": state} for shape in shapes]
     results = run(rows, [state_accuracy()])
     assert [r["state_accuracy"]["score"] for r in results] == [1.0] * len(shapes)
-    bad_shapes: list[Any] = [None, 3, [], {"answer": 1}, "[1, 2]"]
+    bad_shapes: list[Any] = [None, 3, [], {"answer": {"": 1}}, "[1, 2]"]
     for bad in bad_shapes:
         with pytest.raises(StateError):
             coerce_state(bad, what="output")
     assert pre_state_of({"case_id": "x"}) == InterpretiveState()
     with pytest.raises(StateError, match=r"input\.pre_state"):
-        pre_state_of({"pre_state": {"nope": 1}})
+        pre_state_of({"pre_state": [1]})
+    assert pre_state_of({"pre_state": {"user.name": "Ada"}}) == InterpretiveState.from_flat(
+        {"user.name": "Ada"}
+    )
 
 
 def test_delta_evaluators_split_changed_from_preserved_fields() -> None:
