@@ -283,3 +283,54 @@ def test_score_script_prints_the_three_metrics() -> None:
     assert all(0.0 <= v <= 1.0 for v in figures.values())
     # Slot accuracy counts absent-in-both slots as right, so it is never below JGA.
     assert figures["slot accuracy"] >= figures["joint goal accuracy"]
+
+
+def test_readme_figures_come_from_a_real_run(tmp_path: Path) -> None:
+    """The figures README.md and the example's README quote are what a run of the suite prints."""
+    import asyncio
+
+    from stateval.run import run_suite, start_journal
+    from stateval.suite import load_suite
+
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    summary = asyncio.run(
+        run_suite(suite, start_journal(tmp_path / ".stateval", suite), concurrency=4)
+    ).summary
+    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
+    local = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    p, r, f = summary.value_precision, summary.value_recall, summary.value_f1
+    assert f"value precision / recall / F1  {p:.1%} / {r:.1%} / {f:.1%}" in readme
+    for name, value in (
+        ("joint goal accuracy", summary.joint_goal_accuracy),
+        ("slot accuracy", summary.slot_accuracy),
+    ):
+        assert re.search(rf"^{name} +{value:.1%}$", readme, re.M), name
+    rows = {row.path: row for row in summary.fields}
+    worst = summary.fields[0]
+    assert worst.path == "taxi.arriveby"
+    line = re.search(r"^ taxi\.arriveby .*$", readme, re.M)
+    assert line is not None
+    assert line.group(0).split()[1:] == [
+        str(worst.n),
+        str(worst.matching),
+        str(worst.mismatched),
+        str(worst.missing),
+        str(worst.extra),
+        str(worst.absent),
+        f"{worst.precision:.1%}",
+        f"{worst.recall:.1%}",
+        f"{worst.f1:.1%}",
+        f"{worst.slot_accuracy:.1%}",
+    ]
+    assert rows["attraction.name"].f1 == pytest.approx(0.851, abs=5e-4)
+    dialogue = summary.slices_dict()["metadata.dialogue"]
+    for kind in ("multi-domain", "single-domain"):
+        figures = dialogue[kind]
+        assert f"{figures['value_f1']:.3f}" in local
+        assert re.search(
+            rf"^ {kind} +{figures['n_cases']} +{figures['value_precision']:.1%} +"
+            rf"{figures['value_recall']:.1%} +{figures['value_f1']:.1%}",
+            readme,
+            re.M,
+        ), kind
+    assert f"value precision\n{p:.3f}, recall {r:.3f}, F1 {f:.3f}" in local

@@ -131,3 +131,86 @@ def test_terminal_summary_shows_headline_fields_and_verdict(summary: RunSummary)
     assert "user.age" in text
     assert "threshold accuracy 0.400 >= 0.900 FAILED" in text
     assert text.rstrip().endswith("FAILED")
+
+
+REPORT_SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "docs" / "report-schema.json").read_text()
+)
+
+
+def _validate(report: object) -> None:
+    import jsonschema
+
+    jsonschema.validate(report, REPORT_SCHEMA, cls=jsonschema.Draft202012Validator)
+
+
+def test_json_reports_match_the_published_schema(summary: RunSummary, tmp_path: Path) -> None:
+    import jsonschema
+
+    out = tmp_path / "report.json"
+    write_json_report(summary, out)
+    report = json.loads(out.read_text())
+    _validate(report)
+    assert report["fields"][0]["absent"] is not None  # with a slot schema
+    # the schema is strict: a renamed or unknown key is caught
+    report["fields"][0]["f1_score"] = report["fields"][0].pop("f1")
+    with pytest.raises(jsonschema.ValidationError):
+        _validate(report)
+
+
+def test_the_multiwoz_example_report_matches_the_schema_with_slices(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from stateval.cli import app
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "multiwoz"
+    data = yaml.safe_load((example / "suite.yaml").read_text())
+    data["cases"]["file"] = str(example / "data" / "cases.jsonl")
+    data["slots"]["path"] = str(example)
+    data["mutator"]["path"] = str(example)
+    data["slices"] = ["metadata.dialogue_id"]
+    data["metrics"] = {"list_credit": "partial", "averaging": "case"}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(data))
+    report_path, markdown_path = tmp_path / "r.json", tmp_path / "r.md"
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path / "suite.yaml"),
+            "--no-phoenix",
+            "--limit",
+            "30",
+            "--report-json",
+            str(report_path),
+            "--markdown",
+            str(markdown_path),
+        ],
+    )
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(report_path.read_text())
+    _validate(report)
+    assert report["conventions"] == {
+        "list_credit": "partial",
+        "wrong_value": "fp_and_fn",
+        "averaging": "case",
+        "slot_schema": True,
+    }
+    dialogues = report["slices"]["metadata.dialogue_id"]
+    assert sum(s["n_cases"] for s in dialogues.values()) == 30
+    assert "**By `metadata.dialogue_id`**" in markdown_path.read_text()
+    assert "by metadata.dialogue_id" in result.output
+    assert "value precision / recall / F1" in result.output
+
+
+def test_field_tables_rank_by_f1_and_show_confusion_counts(summary: RunSummary) -> None:
+    rows = {r.path: r for r in summary.fields}
+    # user.city: matched in "ok", extra in "bad" (not expected there), absent in "err"
+    city = rows["user.city"]
+    assert (city.matching, city.extra, city.absent) == (1, 1, 1)
+    assert city.precision == 0.5
+    assert city.slot_accuracy == pytest.approx(2 / 3)
+    assert [r.f1 for r in summary.fields] == sorted(r.f1 for r in summary.fields)
+    text = markdown_report(summary)
+    assert "| field | n | matching | mismatched | missing | extra | absent | precision |" in text
+    assert "| `user.city` | 2 | 1 | 0 | 0 | 1 | 1 | 50.0% | 100.0% | 66.7% | 66.7% |" in text
+    assert "| value F1 |" in text

@@ -9,7 +9,9 @@ dialogues, 213 user turns with the defaults), so the slice mixes single- and mul
 dialogues. Writes, into ``--out-dir`` (default: ``data/`` beside this script):
 
 - ``multiwoz21_slice.jsonl``: the chosen turns, every original field unchanged;
-- ``cases.jsonl``: one stateval case per turn, ``gold_state`` as the expected post-state.
+- ``cases.jsonl``: one stateval case per turn, ``gold_state`` as the expected post-state; its
+  metadata names the ``domains`` in the turn's gold state and whether the ``dialogue`` is
+  ``single-domain`` or ``multi-domain`` (by its last turn's gold state), for the suite's slices.
 
 The committed files are this script's output; running it again reproduces them byte for byte.
 """
@@ -43,7 +45,22 @@ def select_dialogues(turns: Iterable[dict[str, Any]], every: int) -> list[dict[s
     return [turn for turn in turns if turn["dialogue_id"] in chosen]
 
 
-def to_case(turn: dict[str, Any]) -> dict[str, Any]:
+def _domains(state: dict[str, Any]) -> list[str]:
+    return sorted({path.split(".", 1)[0] for path in state})
+
+
+def dialogue_kinds(turns: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """``single-domain`` or ``multi-domain`` per dialogue, by its last turn's gold state."""
+    last: dict[str, dict[str, Any]] = {}
+    for turn in turns:
+        last[turn["dialogue_id"]] = turn["gold_state"]
+    return {
+        dialogue: "multi-domain" if len(_domains(state)) > 1 else "single-domain"
+        for dialogue, state in last.items()
+    }
+
+
+def to_case(turn: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
     """One turn as a stateval case (flat ``{"domain.slot": value}`` states)."""
     turn_id = f"{turn['dialogue_id']}:{turn['turn_index']}"
     return {
@@ -63,6 +80,8 @@ def to_case(turn: dict[str, Any]) -> dict[str, Any]:
             "dialogue_id": turn["dialogue_id"],
             "turn_index": turn["turn_index"],
             "in_trade_eval_set": turn["in_trade_eval_set"],
+            "domains": _domains(turn["gold_state"]),
+            "dialogue": kind,
             "source": "MultiWOZ 2.1 test set, CC BY 4.0 (see data/ATTRIBUTION.md)",
         },
     }
@@ -88,7 +107,10 @@ def main(argv: list[str] | None = None) -> None:
     turns = select_dialogues(read_turns(args.source), args.every)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     n_turns = write_jsonl(args.out_dir / SLICE_NAME, turns)
-    write_jsonl(args.out_dir / CASES_NAME, (to_case(turn) for turn in turns))
+    kinds = dialogue_kinds(turns)
+    write_jsonl(
+        args.out_dir / CASES_NAME, (to_case(turn, kinds[turn["dialogue_id"]]) for turn in turns)
+    )
     n_dialogues = len({turn["dialogue_id"] for turn in turns})
     print(f"{n_dialogues} dialogues, {n_turns} user turns -> {args.out_dir}")
 
