@@ -3,7 +3,9 @@
 This is where a field's expected and actual values are judged. A new match-policy option goes in
 `MatchPolicy` (``_policy.py``) and its rule in ``_match.py``; value normalisers live in
 ``_normalize.py``; ``_comparison.py`` compares fields and states, ``_delta.py`` splits a
-comparison into changed and preserved fields, ``_metrics.py`` aggregates many comparisons.
+comparison into changed and preserved fields, ``_metrics.py`` aggregates many comparisons,
+``_field_metrics.py`` gives each field of a case its outcome (correct, wrong, missing, extra,
+absent) and value credit, ``_run_metrics.py`` counts them into run, field and slice figures.
 """
 
 from __future__ import annotations
@@ -20,16 +22,12 @@ from stateval.compare._field_metrics import (
     CaseMetrics,
     FieldMetrics,
     MetricOptions,
-    MetricsAccumulator,
     Outcome,
-    RunMetrics,
     SlotOutcome,
     case_metrics,
     case_outcomes,
     list_f1,
-    lookup,
     prf,
-    slice_values,
 )
 from stateval.compare._metrics import (
     FieldAggregate,
@@ -48,6 +46,12 @@ from stateval.compare._policy import (
     MatchPolicy,
     MatchPolicyModel,
     Normalizer,
+)
+from stateval.compare._run_metrics import (
+    MetricsAccumulator,
+    RunMetrics,
+    lookup,
+    slice_values,
 )
 
 __all__ = [

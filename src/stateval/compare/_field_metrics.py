@@ -26,25 +26,25 @@ DST per-slot accuracy is ``(correct + absent) / scored``; without a slot schema 
 unknown and it is ``correct / compared``. ``averaging="case"`` makes the run's value P/R/F1 the
 mean of each case's P/R/F1 (TRADE's convention) instead of pooling the counts (micro).
 
+The run-level aggregation (`MetricsAccumulator`, `RunMetrics`, slices) is in ``_run_metrics.py``.
+
 Example:
     >>> from stateval.compare import compare_states
     >>> from stateval.state import InterpretiveState
-    >>> gold = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.stars": "4"})
-    >>> pred = InterpretiveState.from_flat({"hotel.area": "centre", "hotel.parking": "yes"})
-    >>> acc = MetricsAccumulator(slots=("hotel.area", "hotel.stars", "hotel.parking", "hotel.day"))
-    >>> _ = acc.add(compare_states(gold, pred))
-    >>> m = acc.result()
-    >>> (m.precision, m.recall, m.slot_accuracy, m.joint_goal_accuracy)
-    (0.5, 0.5, 0.5, 0.0)
-    >>> [(f.path, f.correct, f.missing, f.extra, f.absent) for f in m.worst_fields()][:2]
-    [('hotel.parking', 0, 0, 1, 0), ('hotel.stars', 0, 1, 0, 0)]
+    >>> gold = InterpretiveState.from_flat({"tags": ["a", "b"], "city": "Rome"})
+    >>> pred = InterpretiveState.from_flat({"tags": ["a", "c"]})
+    >>> case = case_metrics(compare_states(gold, pred), options=MetricOptions("partial"))
+    >>> [(o.path, o.outcome.value, o.credit) for o in case.outcomes]
+    [('tags', 'wrong', 0.5), ('city', 'missing', 0.0)]
+    >>> (case.tp, case.fp, case.fn)
+    (0.5, 0.5, 1.5)
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
@@ -57,25 +57,18 @@ __all__ = [
     "FieldMetrics",
     "ListCredit",
     "MetricOptions",
-    "MetricsAccumulator",
     "Outcome",
-    "RunMetrics",
     "SlotOutcome",
     "WrongValue",
     "case_metrics",
     "case_outcomes",
     "list_f1",
-    "lookup",
     "prf",
-    "slice_values",
 ]
 
 ListCredit: TypeAlias = Literal["all_or_nothing", "partial"]
 WrongValue: TypeAlias = Literal["fp_and_fn", "fp"]
 Averaging: TypeAlias = Literal["micro", "case"]
-
-MISSING_SLICE = "(none)"
-"""The slice value of a case whose metadata lacks the slice key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,240 +451,3 @@ def case_metrics(
         else:
             fn += expected - o.credit
     return CaseMetrics(outcomes, tp, fp, fn, right, total, slot_set is not None)
-
-
-@dataclass(frozen=True, slots=True)
-class RunMetrics:
-    """A run's (or a slice's) metrics.
-
-    Attributes:
-        n_cases: Cases counted.
-        precision: Value precision (micro, or mean of cases with ``averaging="case"``).
-        recall: Value recall.
-        f1: Value F1.
-        tp: Pooled true-positive credit.
-        fp: Pooled false positives.
-        fn: Pooled false negatives.
-        joint_goal_accuracy: Fraction of cases with every scored slot (or field) right.
-        slot_accuracy: Right (case, slot) pairs over scored pairs; None without a schema.
-        fields: Per-field metrics, keyed by path in the order first seen.
-        slices: ``{slice key: {slice value: RunMetrics}}``.
-        options: The scorer conventions used.
-        has_schema: Whether a slot schema was given (both-absent is counted).
-    """
-
-    n_cases: int
-    precision: float
-    recall: float
-    f1: float
-    tp: float
-    fp: float
-    fn: float
-    joint_goal_accuracy: float
-    slot_accuracy: float | None
-    fields: Mapping[str, FieldMetrics]
-    slices: Mapping[str, Mapping[str, RunMetrics]] = field(default_factory=dict)
-    options: MetricOptions = field(default_factory=MetricOptions)
-    has_schema: bool = False
-
-    def worst_fields(self, limit: int | None = None) -> list[FieldMetrics]:
-        """Fields worst first (see `FieldMetrics.rank_key`)."""
-        items = sorted(self.fields.values(), key=FieldMetrics.rank_key)
-        return items if limit is None else items[:limit]
-
-    def headline(self) -> dict[str, Any]:
-        """The run-level figures (no fields, no slices), as JSON."""
-        return {
-            "n_cases": self.n_cases,
-            "value_precision": self.precision,
-            "value_recall": self.recall,
-            "value_f1": self.f1,
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "joint_goal_accuracy": self.joint_goal_accuracy,
-            "slot_accuracy": self.slot_accuracy,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: headline figures, conventions, fields worst first, slices."""
-        return {
-            **self.headline(),
-            "conventions": {
-                "list_credit": self.options.list_credit,
-                "wrong_value": self.options.wrong_value,
-                "averaging": self.options.averaging,
-            },
-            "fields": [f.to_dict() for f in self.worst_fields()],
-            "slices": {
-                key: {value: m.to_dict() for value, m in groups.items()}
-                for key, groups in self.slices.items()
-            },
-        }
-
-
-def lookup(metadata: Mapping[str, Any], key: str) -> tuple[bool, Any]:
-    """``(found, value)`` of a dotted key (``metadata.`` prefix optional) in case metadata."""
-    node: Any = metadata
-    for part in key.removeprefix("metadata.").split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def slice_values(metadata: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    """The slice values of a case for ``key`` (``metadata.service``, ``metadata.a.b``).
-
-    The key is a dotted path into the case metadata (the ``metadata.`` prefix is optional). A
-    list value puts the case in one slice per distinct item; a missing key in slice ``(none)``.
-
-    >>> slice_values({"services": ["hotel", "taxi"]}, "metadata.services")
-    ('hotel', 'taxi')
-    >>> slice_values({}, "metadata.domain")
-    ('(none)',)
-    """
-    found, node = lookup(metadata, key)
-    if not found:
-        return (MISSING_SLICE,)
-    items = node if isinstance(node, list) else [node]
-    out = dict.fromkeys(_slice_text(v) for v in items)
-    return tuple(out) or (MISSING_SLICE,)
-
-
-def _slice_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-class _Counts:
-    __slots__ = ("absent", "correct", "credit", "extra", "missing", "score_sum", "wrong")
-
-    def __init__(self) -> None:
-        self.correct = self.wrong = self.missing = self.extra = self.absent = 0
-        self.credit = self.score_sum = 0.0
-
-
-class MetricsAccumulator:
-    """Counts added case by case; `result` gives the `RunMetrics` at any time.
-
-    Args:
-        slots: The slot schema (paths), or None. With it, JGA and slot accuracy score only
-            schema slots and both-absent slots are counted; without it every compared field.
-        options: Scorer conventions.
-        slices: Slice keys (dotted paths into case metadata).
-        active_slots: Given a case's metadata, the schema slots in play in that case (default:
-            every slot); slots of services not in play are not counted as both-absent.
-    """
-
-    def __init__(
-        self,
-        slots: Sequence[str] | None = None,
-        options: MetricOptions | None = None,
-        slices: Sequence[str] = (),
-        active_slots: Callable[[Mapping[str, Any]], Collection[str]] | None = None,
-    ) -> None:
-        if isinstance(slots, str):
-            raise TypeError("slots must be a sequence of slot paths, not a string")
-        self.slots: tuple[str, ...] | None = None if slots is None else tuple(dict.fromkeys(slots))
-        self._slot_set = frozenset(self.slots or ())
-        self.options = options or MetricOptions()
-        self.slice_keys = tuple(slices)
-        self._active = active_slots
-        self._fields: dict[str, _Counts] = {s: _Counts() for s in self.slots or ()}
-        self._n = self._joint = self._slot_right = self._slot_total = 0
-        self._tp = self._fp = self._fn = 0.0
-        self._case_p = self._case_r = self._case_f1 = 0.0
-        self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
-
-    def _child(self) -> MetricsAccumulator:
-        child = MetricsAccumulator(self.slots, self.options)
-        child._active = self._active
-        return child
-
-    def add(
-        self, comparison: StateComparison, metadata: Mapping[str, Any] | None = None
-    ) -> CaseMetrics:
-        """Count one case from its comparison; returns the case's own figures."""
-        meta = metadata or {}
-        in_play = None if self.slots is None or self._active is None else self._active(meta)
-        case = case_metrics(comparison, slots=self.slots, in_play=in_play, options=self.options)
-        self.add_case(case, meta)
-        return case
-
-    def add_case(self, case: CaseMetrics, metadata: Mapping[str, Any] | None = None) -> None:
-        """Count a case whose `CaseMetrics` are already known."""
-        self._count(case)
-        for key, groups in self._slices.items():
-            for value in slice_values(metadata or {}, key):
-                child = groups.get(value)
-                if child is None:
-                    child = groups[value] = self._child()
-                child._count(case)
-
-    def _count(self, case: CaseMetrics) -> None:
-        for o in case.outcomes:
-            counts = self._fields.get(o.path)
-            if counts is None:
-                counts = self._fields[o.path] = _Counts()
-            setattr(counts, o.outcome.value, getattr(counts, o.outcome.value) + 1)
-            counts.credit += o.credit
-            counts.score_sum += o.score
-        self._n += 1
-        self._joint += case.joint_goal
-        self._slot_right += case.right
-        self._slot_total += case.total
-        self._tp += case.tp
-        self._fp += case.fp
-        self._fn += case.fn
-        p, r, f1 = prf(case.tp, case.fp, case.fn)
-        self._case_p += p
-        self._case_r += r
-        self._case_f1 += f1
-
-    def result(self) -> RunMetrics:
-        """The metrics of every case added so far."""
-        n = self._n
-        if self.options.averaging == "case":
-            p, r, f1 = (
-                (self._case_p / n, self._case_r / n, self._case_f1 / n) if n else (0.0, 0.0, 0.0)
-            )
-        else:
-            p, r, f1 = prf(self._tp, self._fp, self._fn)
-        schema = self.slots is not None
-        fields = {
-            path: FieldMetrics(
-                path,
-                c.correct,
-                c.wrong,
-                c.missing,
-                c.extra,
-                c.absent if schema and path in self._slot_set else None,
-                c.credit,
-                c.score_sum,
-                self.options.wrong_value,
-            )
-            for path, c in self._fields.items()
-            if c.correct + c.wrong + c.missing + c.extra + c.absent
-        }
-        return RunMetrics(
-            n_cases=n,
-            precision=p,
-            recall=r,
-            f1=f1,
-            tp=self._tp,
-            fp=self._fp,
-            fn=self._fn,
-            joint_goal_accuracy=self._joint / n if n else 0.0,
-            slot_accuracy=(self._slot_right / self._slot_total if self._slot_total else 0.0)
-            if schema
-            else None,
-            fields=fields,
-            slices={
-                key: {value: child.result() for value, child in groups.items()}
-                for key, groups in self._slices.items()
-            },
-            options=self.options,
-            has_schema=schema,
-        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stateval.reports._terminal import field_columns
+from stateval.reports._columns import field_columns
 from stateval.run import RunSummary
 
 __all__ = ["markdown_report", "write_markdown_report"]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stateval.reports._columns import field_columns
 from stateval.run import FieldRow, RunSummary
 
-__all__ = ["field_columns", "print_summary"]
+__all__ = ["print_summary"]
 
 _SHOWN_ERRORS = 5
 """Failed cases listed by name in the terminal summary."""
@@ -19,39 +20,6 @@ _SHOWN_ERRORS = 5
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
-
-
-def field_columns(rows: Sequence[FieldRow]) -> list[tuple[str, Callable[[FieldRow], str]]]:
-    """The columns of the per-field table (shared by the terminal and Markdown reports):
-    confusion counts, then precision, recall, F1, DST per-slot accuracy and accuracy; the
-    both-absent count only with a slot schema, the mean score only when a field is scored by
-    similarity."""
-    columns: list[tuple[str, Callable[[FieldRow], str]]] = [
-        ("n", lambda r: str(r.n)),
-        ("matching", lambda r: str(r.matching)),
-        ("mismatched", lambda r: str(r.mismatched)),
-        ("missing", lambda r: str(r.missing)),
-        ("extra", lambda r: str(r.extra)),
-    ]
-    if any(r.absent is not None for r in rows):
-        columns.append(("absent", lambda r: "-" if r.absent is None else str(r.absent)))
-    columns += [
-        ("precision", lambda r: _pct(r.precision)),
-        ("recall", lambda r: _pct(r.recall)),
-        ("F1", lambda r: _pct(r.f1)),
-        ("slot acc", lambda r: _pct(r.slot_accuracy)),
-    ]
-    if any(abs(r.mean_score - r.slot_accuracy) > 1e-12 for r in rows):
-        columns.append(("score", lambda r: f"{r.mean_score:.3f}"))
-    columns.append(("accuracy", _accuracy))
-    return columns
-
-
-def _accuracy(row: FieldRow) -> str:
-    text = _pct(row.accuracy) if row.n_expected else "-"
-    if row.minimum is not None:
-        text += f" (min {row.minimum:.0%})"
-    return text
 
 
 def _field_table(rows: Sequence[FieldRow], limit: int) -> Table:
