@@ -334,3 +334,28 @@ def test_readme_figures_come_from_a_real_run(tmp_path: Path) -> None:
             re.M,
         ), kind
     assert f"value precision\n{p:.3f}, recall {r:.3f}, F1 {f:.3f}" in local
+
+
+def test_the_schema_suite_counts_both_absent_only_in_the_domains_in_play(tmp_path: Path) -> None:
+    import asyncio
+
+    from stateval.run import run_suite, start_journal
+    from stateval.suite import load_suite
+
+    suite = load_suite(EXAMPLE / "suite_schema.yaml")
+    assert suite.slot_schema is not None
+    assert suite.policies.for_path("hotel.name").list_mode == "any_of"  # free-form, derived
+    assert suite.policies.for_path("hotel.area").fuzzy is None  # categorical, derived
+    summary = asyncio.run(
+        run_suite(suite, start_journal(tmp_path / ".stateval", suite), concurrency=4)
+    ).summary
+    cases = {c.id: c for c in suite.cases}
+    rows = {row.path: row for row in summary.fields}
+    for path in ("taxi.arriveby", "hotel.name", "train.day"):
+        domain = path.split(".")[0]
+        in_play = {cid for cid, c in cases.items() if domain in c.metadata["domains"]}
+        compared = {s.case_id for s in summary.cases if s.comparison.field(path) is not None}
+        assert rows[path].absent == len(in_play - compared), path
+    local = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    assert f"slot accuracy is {summary.slot_accuracy:.3f} over the domains in play" in local
+    assert f"value F1 is\n{summary.value_f1:.3f}" in local
