@@ -257,3 +257,50 @@ def test_metrics_agree_with_a_plain_reference(pairs, schema, partial, wrong_fp) 
         assert m.slot_accuracy is None
     else:
         assert m.slot_accuracy == pytest.approx(right / total)
+
+
+def plain_prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
+    """TRADE's compute_prf, restated: 1/1/1 with nothing to find and nothing found."""
+    if tp + fp + fn == 0:
+        return 1.0, 1.0, 1.0
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(STATES, STATES, st.sampled_from(["a", "b", ["a", "b"], None])),
+        min_size=1,
+        max_size=6,
+    ),
+    schema=st.one_of(st.none(), st.lists(st.sampled_from(PATHS), min_size=1, unique=True)),
+)
+def test_case_averaging_and_slices_agree_with_a_plain_reference(pairs, schema) -> None:  # type: ignore[no-untyped-def]
+    acc = MetricsAccumulator(schema, MetricOptions(averaging="case"), slices=["metadata.g"])
+    for gold, pred, group in pairs:
+        acc.add(compare_states(flat(gold), flat(pred)), {} if group is None else {"g": group})
+    m = acc.result()
+    per_case = []
+    for gold, pred, _ in pairs:
+        _, (tp, fp, fn), *_ = reference([(gold, pred)], schema, False, False)
+        per_case.append(plain_prf(tp, fp, fn))
+    n = len(pairs)
+    assert m.precision == pytest.approx(sum(p for p, _, _ in per_case) / n)
+    assert m.recall == pytest.approx(sum(r for _, r, _ in per_case) / n)
+    assert m.f1 == pytest.approx(sum(f for _, _, f in per_case) / n)
+    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for gold, pred, group in pairs:
+        names = ["(none)"] if group is None else (group if isinstance(group, list) else [group])
+        for name in names:
+            groups.setdefault(name, []).append((gold, pred))
+    assert set(m.slices["metadata.g"]) == set(groups)
+    for name, members in groups.items():
+        sliced = m.slices["metadata.g"][name]
+        _, (tp, fp, fn), joint, right, total = reference(members, schema, False, False)
+        assert sliced.n_cases == len(members)
+        assert (sliced.tp, sliced.fp, sliced.fn) == pytest.approx((tp, fp, fn))
+        assert sliced.joint_goal_accuracy == pytest.approx(joint / len(members))
+        if schema is not None:
+            assert sliced.slot_accuracy == pytest.approx(right / total)
