@@ -176,3 +176,20 @@ def test_a_schema_slot_makes_a_policy_path_valid(tmp_path: Path) -> None:
         + "slots: [taxi.leaveat]\n"
     )
     load_suite(tmp_path / "suite.yaml", load_mutator=False)
+
+
+def test_validate_names_expected_values_outside_a_categorical_slots_possible_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schema.json").write_text(json.dumps(SGD_LIKE))
+    text = SUITE.replace("price_range: cheap}", "price_range: Cheap}")  # normalised: fine
+    (tmp_path / "suite.yaml").write_text(text)
+    load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("price_range: cheap}", "price_range: chep}"))
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert info.value.problems == [
+        "suite.yaml: case 'c1': Restaurants_1.price_range: 'chep' is not one of the slot's "
+        "possible values (did you mean 'cheap'?)"
+    ]

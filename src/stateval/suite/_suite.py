@@ -80,6 +80,7 @@ __all__ = [
 
 
 _GLOB = frozenset("*?[")
+_MAX_VALUE_PROBLEMS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +261,9 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     checks = _load_checks(model, label, line_locator(text), problems)
     if not problems:
         _check_patterns(model, cases, slots or (), label, line_locator(text), problems)
+    if not problems and schema is not None:
+        cases_label = label if model.cases.file is None else _label(base / model.cases.file)
+        _check_possible_values(model, cases, schema, cases_label, problems)
     for key in ("joint_goal_accuracy", "slot_accuracy"):
         if getattr(model.thresholds, key) is not None and model.slots is None:
             field = f"thresholds.{key}"
@@ -315,6 +319,45 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
 def _policies(model: SuiteModel, schema: SlotSchema | None) -> FieldPolicies:
     user = FieldPolicies.from_mapping(model.policies)
     return user if schema is None else schema.policies(user)
+
+
+def _check_possible_values(
+    model: SuiteModel,
+    cases: Sequence[Case],
+    schema: SlotSchema,
+    where: str,
+    problems: list[str],
+) -> None:
+    """An expected value of a categorical slot that is none of its possible values (after the
+    slot's normalisers) is a labelling mistake: one problem line each (the first 20)."""
+    policies = _policies(model, schema)
+    allowed: dict[str, dict[str, str]] = {}
+    for slot in schema.slots:
+        if slot.categorical and slot.possible_values:
+            policy = policies.for_path(slot.path)
+            allowed[slot.path] = {policy.canonical(v): v for v in slot.possible_values}
+    found = 0
+    for case in cases:
+        for path, values in allowed.items():
+            best = case.expected_post_state.best(path)
+            if best is None:
+                continue
+            items = best.value if isinstance(best.value, list) else [best.value]
+            policy = policies.for_path(path)
+            for item in items:
+                if isinstance(item, str) and policy.canonical(item) in values:
+                    continue
+                message = f"{item!r} is not one of the slot's possible values"
+                close = difflib.get_close_matches(str(item), list(values.values()), n=1)
+                if close:
+                    message += f" (did you mean {close[0]!r}?)"
+                found += 1
+                if found <= _MAX_VALUE_PROBLEMS:
+                    problems.append(format_problem(where, None, case.id, path, message))
+    if found > _MAX_VALUE_PROBLEMS:
+        problems.append(
+            format_problem(where, None, None, None, f"... and {found - _MAX_VALUE_PROBLEMS} more")
+        )
 
 
 def _check_patterns(
