@@ -14,8 +14,10 @@ from stateval.upload._rest import (
     Example,
     ExperimentRef,
     RunRecord,
+    SpanAnnotationRecord,
     StoredEvaluation,
     StoredRun,
+    StoredSpanAnnotation,
 )
 from stateval.upload._uploader import PhoenixUploader
 
@@ -28,6 +30,8 @@ __all__ = [
     "ExperimentRef",
     "PhoenixUploader",
     "RunRecord",
+    "SpanAnnotationRecord",
     "StoredEvaluation",
     "StoredRun",
+    "StoredSpanAnnotation",
 ]

@@ -24,8 +24,10 @@ __all__ = [
     "Example",
     "ExperimentRef",
     "RunRecord",
+    "SpanAnnotationRecord",
     "StoredEvaluation",
     "StoredRun",
+    "StoredSpanAnnotation",
 ]
 
 AnnotatorKind: TypeAlias = Literal["CODE", "LLM", "HUMAN"]
@@ -128,6 +130,40 @@ class EvaluationRecord:
         return body
 
 
+@dataclass(frozen=True, slots=True)
+class SpanAnnotationRecord:
+    """One annotation of one span to upload (upserted by span, name and ``identifier``).
+
+    Attributes:
+        span_id: The span's OpenTelemetry id, 16 hex digits.
+        name: The annotation's name (``field:<path>``).
+        identifier: Distinguishes annotations of one name on one span; the same triple
+            replaces what was stored (so posting twice stores one annotation).
+    """
+
+    span_id: str
+    name: str
+    annotator_kind: AnnotatorKind = "CODE"
+    score: float | None = None
+    label: str | None = None
+    explanation: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    identifier: str = ""
+
+    def body(self) -> dict[str, Any]:
+        """One item of the ``data`` list of ``POST /v1/span_annotations``."""
+        body: dict[str, Any] = {
+            "span_id": self.span_id,
+            "name": self.name,
+            "annotator_kind": self.annotator_kind,
+            "result": {"score": self.score, "label": self.label, "explanation": self.explanation},
+            "identifier": self.identifier,
+        }
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        return body
+
+
 # -- what stateval gets back ------------------------------------------------------------------
 
 
@@ -204,6 +240,20 @@ class StoredEvaluation:
     metadata: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class StoredSpanAnnotation:
+    """A span annotation as the server holds it."""
+
+    span_id: str
+    name: str
+    annotator_kind: str
+    score: float | None
+    label: str | None
+    explanation: str | None
+    identifier: str
+    metadata: Mapping[str, Any]
+
+
 # -- response models --------------------------------------------------------------------------
 
 
@@ -259,6 +309,11 @@ class ExperimentBodyWire(_Wire):
     data: ExperimentWire
 
 
+class ExperimentListWire(_Wire):
+    data: list[ExperimentWire]
+    next_cursor: str | None = None
+
+
 class IdWire(_Wire):
     class Data(_Wire):
         id: str
@@ -290,6 +345,32 @@ class AnnotationWire(_Wire):
     explanation: str | None = None
     error: str | None = None
     metadata: dict[str, Any] | None = None
+
+
+class SpanAnnotationWire(_Wire):
+    class Result(_Wire):
+        score: float | None = None
+        label: str | None = None
+        explanation: str | None = None
+
+    span_id: str
+    name: str
+    annotator_kind: str
+    result: Result | None = None
+    identifier: str = ""
+    metadata: dict[str, Any] | None = None
+
+
+class SpanAnnotationListWire(_Wire):
+    data: list[SpanAnnotationWire]
+    next_cursor: str | None = None
+
+
+class InsertedListWire(_Wire):
+    class Item(_Wire):
+        id: str
+
+    data: list[Item]
 
 
 class ExportedRunWire(_Wire):

@@ -2,8 +2,9 @@
 
 One `httpx.AsyncClient` (HTTP keep-alive) carries every request; a semaphore bounds how many are
 in flight; connection errors, 5xx and 429 are retried with exponential backoff before a
-`PhoenixUnavailableError`. Phoenix has no bulk endpoint for experiment runs or evaluations, so the
-speed comes from keeping enough requests in flight to keep the (CPU-bound) server busy.
+`PhoenixUnavailableError` (`stateval.upload._transport`). Phoenix has no bulk endpoint for
+experiment runs or evaluations, so their speed comes from keeping enough requests in flight to
+keep the (CPU-bound) server busy; span annotations do have one (`post_span_annotations`).
 
 Endpoints used (as served by Phoenix 20.26):
     ``GET  /v1/datasets?name=``, ``POST /v1/datasets/upload?sync=true`` (action ``update``,
@@ -11,7 +12,9 @@ Endpoints used (as served by Phoenix 20.26):
     ``GET /v1/experiments/{id}``, ``PATCH /v1/experiments/{id}`` (metadata),
     ``POST /v1/experiments/{id}/runs``,
     ``GET /v1/experiments/{id}/runs``, ``POST /v1/experiment_evaluations``,
-    ``GET /v1/experiments/{id}/json``.
+    ``GET /v1/experiments/{id}/json``, ``GET /v1/datasets/{id}/experiments``,
+    ``PATCH``/``DELETE /v1/experiments/{id}``, ``POST /v1/span_annotations?sync=true``,
+    ``GET /v1/projects/{name}/span_annotations``.
 
 Example:
     >>> async def upload(url: str) -> None:   # doctest: +SKIP
@@ -23,15 +26,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, TypeVar
-
-import httpx
-from pydantic import BaseModel, ValidationError
+from typing import Any, Self
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
+from stateval.upload._annotations import post_span_annotations
 from stateval.upload._rest import (
     DatasetListWire,
     DatasetRef,
@@ -39,22 +39,26 @@ from stateval.upload._rest import (
     Example,
     ExamplesWire,
     ExperimentBodyWire,
+    ExperimentListWire,
     ExperimentRef,
     ExperimentWire,
     ExportWire,
     IdWire,
     RunListWire,
     RunRecord,
+    SpanAnnotationListWire,
+    SpanAnnotationRecord,
     StoredEvaluation,
     StoredRun,
+    StoredSpanAnnotation,
     UploadWire,
     content_hash,
 )
+from stateval.upload._transport import Transport, parse
 
 __all__ = ["PhoenixUploader"]
 
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-_Model = TypeVar("_Model", bound=BaseModel)
+_SPAN_IDS_PER_QUERY = 500  # the server takes at most 1,000 span ids per query
 
 
 class PhoenixUploader:
@@ -81,19 +85,15 @@ class PhoenixUploader:
         backoff: float = 0.25,
         timeout: float = 30.0,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
-            limits=httpx.Limits(
-                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
-            ),
+        self._http = Transport(
+            base_url,
+            api_key=api_key,
+            max_concurrency=max_concurrency,
+            retries=retries,
+            backoff=backoff,
+            timeout=timeout,
         )
-        self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._retries = retries
-        self._backoff = backoff
+        self.base_url = self._http.base_url
 
     async def __aenter__(self) -> Self:
         return self
@@ -108,7 +108,7 @@ class PhoenixUploader:
 
     async def aclose(self) -> None:
         """Close the connections."""
-        await self._client.aclose()
+        await self._http.aclose()
 
     # -- datasets ------------------------------------------------------------------------------
 
@@ -149,19 +149,19 @@ class PhoenixUploader:
         }
         if description:
             body["description"] = description
-        uploaded = await self._call(
+        uploaded = await self._http.call(
             UploadWire, "POST", "/v1/datasets/upload", json=body, params={"sync": "true"}
         )
         stored = await self._examples(uploaded.data.dataset_id, uploaded.data.version_id)
         return _dataset_ref(name, stored, local_hash, uploaded=True)
 
     async def _find_dataset(self, name: str) -> str | None:
-        found = await self._call(DatasetListWire, "GET", "/v1/datasets", params={"name": name})
+        found = await self._http.call(DatasetListWire, "GET", "/v1/datasets", params={"name": name})
         return next((d.id for d in found.data if d.name == name), None)
 
     async def _examples(self, dataset_id: str, version_id: str | None = None) -> ExamplesWire:
         params = {"version_id": version_id} if version_id else None
-        return await self._call(
+        return await self._http.call(
             ExamplesWire, "GET", f"/v1/datasets/{dataset_id}/examples", params=params
         )
 
@@ -184,15 +184,31 @@ class PhoenixUploader:
         }
         if description:
             body["description"] = description
-        created = await self._call(
+        created = await self._http.call(
             ExperimentBodyWire, "POST", f"/v1/datasets/{dataset.id}/experiments", json=body
         )
         return self._experiment_ref(created.data)
 
     async def get_experiment(self, experiment_id: str) -> ExperimentRef:
         """Fetch an existing experiment (to resume it)."""
-        found = await self._call(ExperimentBodyWire, "GET", f"/v1/experiments/{experiment_id}")
+        found = await self._http.call(ExperimentBodyWire, "GET", f"/v1/experiments/{experiment_id}")
         return self._experiment_ref(found.data)
+
+    async def list_experiments(self, dataset_id: str) -> list[ExperimentRef]:
+        """Every experiment on a dataset, newest first."""
+        found: list[ExperimentRef] = []
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"limit": 100}
+            if cursor:
+                params["cursor"] = cursor
+            page = await self._http.call(
+                ExperimentListWire, "GET", f"/v1/datasets/{dataset_id}/experiments", params=params
+            )
+            found.extend(self._experiment_ref(wire) for wire in page.data)
+            cursor = page.next_cursor
+            if not cursor:
+                return found
 
     async def update_experiment_metadata(
         self, experiment_id: str, metadata: Mapping[str, Any]
@@ -202,8 +218,12 @@ class PhoenixUploader:
         current = await self.get_experiment(experiment_id)
         body = {"metadata": {**current.metadata, **metadata}}
         path = f"/v1/experiments/{experiment_id}"
-        updated = await self._call(ExperimentBodyWire, "PATCH", path, json=body)
+        updated = await self._http.call(ExperimentBodyWire, "PATCH", path, json=body)
         return self._experiment_ref(updated.data)
+
+    async def delete_experiment(self, experiment_id: str) -> None:
+        """Delete an experiment (and its runs and evaluations); gone already is fine."""
+        await self._http.send("DELETE", f"/v1/experiments/{experiment_id}", accept=(404,))
 
     def experiment_url(self, dataset_id: str, experiment_id: str) -> str:
         """Where an experiment opens in the Phoenix UI."""
@@ -229,17 +249,17 @@ class PhoenixUploader:
         existing run's id (nothing is recorded twice); a failed run is replaced.
         """
         path = f"/v1/experiments/{experiment_id}/runs"
-        response = await self._send("POST", path, json=run.body(), accept=(409,))
+        response = await self._http.send("POST", path, json=run.body(), accept=(409,))
         if response.status_code == 409:
             for stored in await self.list_runs(experiment_id):
                 if (stored.example_id, stored.repetition) == (run.example_id, run.repetition):
                     return stored.id
             raise PhoenixUnavailableError(f"Phoenix at {self.base_url}: {response.text[:300]}")
-        return _parse(IdWire, response).data.id
+        return parse(IdWire, response).data.id
 
     async def post_evaluation(self, evaluation: EvaluationRecord) -> str:
         """Record (or replace: one per run and name) one evaluation; returns its id."""
-        posted = await self._call(
+        posted = await self._http.call(
             IdWire, "POST", "/v1/experiment_evaluations", json=evaluation.body()
         )
         return posted.data.id
@@ -252,6 +272,74 @@ class PhoenixUploader:
         """Record many evaluations concurrently; ids in the order given."""
         return list(await asyncio.gather(*(self.post_evaluation(e) for e in evaluations)))
 
+    async def post_span_annotations(
+        self,
+        records: Sequence[SpanAnnotationRecord],
+        *,
+        batch_size: int = 200,
+        parallel: int = 2,
+        ingest_timeout: float = 120.0,
+        on_stored: Callable[[int], None] | None = None,
+    ) -> int:
+        """Store span annotations in bulk, waiting for spans the server has not ingested yet.
+
+        See `stateval.upload._annotations.post_span_annotations` (same arguments); returns how
+        many were stored.
+
+        Raises:
+            PhoenixUnavailableError: The server refused them, or some spans did not arrive
+                within ``ingest_timeout`` seconds of the last one that did.
+        """
+        return await post_span_annotations(
+            self._http,
+            records,
+            batch_size=batch_size,
+            parallel=parallel,
+            ingest_timeout=ingest_timeout,
+            on_stored=on_stored,
+        )
+
+    async def list_span_annotations(
+        self, project: str, span_ids: Sequence[str], *, names: Sequence[str] = ()
+    ) -> list[StoredSpanAnnotation]:
+        """The annotations of ``span_ids`` in ``project`` (only ``names`` when given)."""
+        out: list[StoredSpanAnnotation] = []
+        unique = sorted(set(span_ids))
+        for start in range(0, len(unique), _SPAN_IDS_PER_QUERY):
+            cursor: str | None = None
+            while True:
+                params: dict[str, Any] = {
+                    "span_ids": unique[start : start + _SPAN_IDS_PER_QUERY],
+                    "limit": 10_000,
+                }
+                if names:
+                    params["include_annotation_names"] = list(names)
+                if cursor:
+                    params["cursor"] = cursor
+                response = await self._http.send(
+                    "GET", f"/v1/projects/{project}/span_annotations", params=params, accept=(404,)
+                )
+                if response.status_code == 404:  # none of these spans are stored (yet)
+                    break
+                page = parse(SpanAnnotationListWire, response)
+                out.extend(
+                    StoredSpanAnnotation(
+                        span_id=a.span_id,
+                        name=a.name,
+                        annotator_kind=a.annotator_kind,
+                        score=None if a.result is None else a.result.score,
+                        label=None if a.result is None else a.result.label,
+                        explanation=None if a.result is None else a.result.explanation,
+                        identifier=a.identifier,
+                        metadata=a.metadata or {},
+                    )
+                    for a in page.data
+                )
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        return out
+
     async def list_runs(self, experiment_id: str) -> list[StoredRun]:
         """Every run of an experiment."""
         runs: list[StoredRun] = []
@@ -260,7 +348,7 @@ class PhoenixUploader:
             params: dict[str, Any] = {"limit": 1000}
             if cursor:
                 params["cursor"] = cursor
-            page = await self._call(
+            page = await self._http.call(
                 RunListWire, "GET", f"/v1/experiments/{experiment_id}/runs", params=params
             )
             runs.extend(
@@ -284,7 +372,7 @@ class PhoenixUploader:
         """Every evaluation of an experiment, with the run it belongs to."""
         runs = await self.list_runs(experiment_id)
         run_ids = {(r.example_id, r.repetition): r.id for r in runs}
-        exported = await self._call(ExportWire, "GET", f"/v1/experiments/{experiment_id}/json")
+        exported = await self._http.call(ExportWire, "GET", f"/v1/experiments/{experiment_id}/json")
         return [
             StoredEvaluation(
                 run_id=run_ids[(record.example_id, record.repetition_number)],
@@ -301,66 +389,6 @@ class PhoenixUploader:
             if (record.example_id, record.repetition_number) in run_ids
             for a in record.annotations
         ]
-
-    # -- transport -----------------------------------------------------------------------------
-
-    async def _call(
-        self,
-        model: type[_Model],
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-    ) -> _Model:
-        return _parse(model, await self._send(method, path, json=json, params=params))
-
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        accept: tuple[int, ...] = (),
-    ) -> httpx.Response:
-        delay = self._backoff
-        problem = ""
-        for attempt in range(self._retries + 1):
-            if attempt:
-                await asyncio.sleep(delay * (1 + random.random() / 4))
-                delay = min(delay * 2, 8.0)
-            async with self._semaphore:
-                try:
-                    response = await self._client.request(method, path, json=json, params=params)
-                except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {exc}".rstrip(": ")
-                    continue
-            if response.status_code < 400 or response.status_code in accept:
-                return response
-            if response.status_code not in _RETRY_STATUS:
-                raise PhoenixUnavailableError(
-                    f"Phoenix at {self.base_url} refused {method} {path}: "
-                    f"HTTP {response.status_code} {response.text[:300]}"
-                )
-            problem = f"HTTP {response.status_code}"
-            retry_after = response.headers.get("retry-after", "")
-            if retry_after.isdigit():
-                delay = max(delay, float(retry_after))
-        raise PhoenixUnavailableError(
-            f"Phoenix at {self.base_url} unavailable: {method} {path} failed "
-            f"{self._retries + 1} times ({problem})"
-        )
-
-
-def _parse(model: type[_Model], response: httpx.Response) -> _Model:
-    try:
-        return model.model_validate_json(response.content)
-    except ValidationError as exc:
-        raise PhoenixUnavailableError(
-            f"Phoenix gave an unexpected answer to {response.request.method} "
-            f"{response.url.path}: {str(exc).splitlines()[0]}"
-        ) from exc
 
 
 def _stored_hash(stored: ExamplesWire) -> str:
