@@ -118,6 +118,22 @@ def run(
         bool,
         typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="I/N",
+            help="Run only shard I of N (a stable hash of each case id), into the one "
+            "experiment all N shards share.",
+        ),
+    ] = None,
+    shard_group: Annotated[
+        str | None,
+        typer.Option(
+            metavar="KEY",
+            help="Names the run the shards share (default: from the suite, its cases, the git "
+            "commit, --limit and N); give a new one to run the same shards again.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a suite: every case through the mutator, scored per field, reported to Phoenix."""
@@ -125,15 +141,20 @@ def run(
         print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
-        from stateval.run import find_resumable, start_journal
+        from stateval.run import Shard, find_resumable, start_journal
         from stateval.suite import load_suite
 
+        part = None if shard is None else Shard.parse(shard)
+        if shard_group is not None and part is None:
+            from stateval.errors import StatevalError
+
+            raise StatevalError("--shard-group needs --shard I/N")
         home = _home()
         suite = load_suite(suite_path)
         err = _stderr()
         recorded: str | None = None
         if resume:
-            journal = find_resumable(home, suite)
+            journal = find_resumable(home, suite, part)
             if limit is not None:
                 err.print("--limit is ignored with --resume (the run keeps its planned cases)")
             recorded = journal.header.phoenix_url if not no_phoenix else None
@@ -144,8 +165,19 @@ def run(
         target = _resolve_phoenix(phoenix_url, no_phoenix, recorded, home)
         if not resume:
             journal = start_journal(
-                home, suite, limit=limit, phoenix_url=None if target is None else target.url
+                home,
+                suite,
+                limit=limit,
+                phoenix_url=None if target is None else target.url,
+                shard=part,
+                shared_run=shard_group,
             )
+            if part is not None:
+                err.print(
+                    f"Shard {part}: {len(journal.header.case_ids)} of "
+                    f"{len(suite.cases if limit is None else suite.cases[:limit])} cases "
+                    f"(shared run {journal.header.shared_run})"
+                )
         outcome = _run_with_progress(
             suite, journal, target, concurrency or suite.model.concurrency, err
         )

@@ -24,6 +24,7 @@ from stateval.run._session import (
     run_suite,
     start_journal,
 )
+from stateval.run._shard import Shard
 
 __all__ = [
     "CaseResult",
@@ -38,6 +39,7 @@ __all__ = [
     "RunOutcome",
     "RunSummary",
     "Scoring",
+    "Shard",
     "SpanFactory",
     "ThresholdResult",
     "UploadSink",

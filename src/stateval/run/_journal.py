@@ -65,6 +65,8 @@ class RunHeader(BaseModel):
     dataset: str | None = None
     experiment_name: str | None = None
     project: str | None = None
+    shard: str | None = None
+    shared_run: str | None = None
 
 
 def _runs_dir(root: str | Path) -> Path:

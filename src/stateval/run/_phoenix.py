@@ -46,16 +46,35 @@ class ExperimentSpec:
         name: The experiment's name.
         description: Its description.
         metadata: Its metadata (JSON values).
+        shared_key: Set when several processes (the shards of a run) write to this one
+            experiment: the first creates it, the others find it by this key.
     """
 
     name: str
     description: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    shared_key: str | None = None
 
 
 def run_experiment(journal: Journal) -> ExperimentSpec:
     """The experiment of the run ``journal`` records (named after its header)."""
     header = journal.header
+    if header.shared_run is not None:
+        shards = (header.shard or "1/1").partition("/")[2]
+        return ExperimentSpec(
+            name=header.experiment_name or header.shared_run,
+            description=f"stateval run of {header.suite_name} in {shards} shards",
+            metadata={
+                "suite": header.suite_name,
+                "suite_hash": header.suite_hash,
+                "cases_hash": header.cases_hash,
+                "mutator": header.mutator,
+                "stateval_version": header.stateval_version,
+                "git_commit": header.git_commit,
+                "shards": int(shards),
+            },
+            shared_key=header.shared_run,
+        )
     return ExperimentSpec(
         name=header.experiment_name or header.run_id,
         description=f"stateval run {header.run_id} of {header.suite_name}",
@@ -161,9 +180,18 @@ class PhoenixSink:
             uploaded=False,
         )
         spec = experiment or run_experiment(self.journal)
-        created = await self.uploader.create_experiment(
-            dataset, name=spec.name, description=spec.description, metadata=dict(spec.metadata)
-        )
+        if spec.shared_key is None:
+            created = await self.uploader.create_experiment(
+                dataset, name=spec.name, description=spec.description, metadata=spec.metadata
+            )
+        else:
+            created, _ = await self.uploader.shared_experiment(
+                dataset,
+                key=spec.shared_key,
+                name=spec.name,
+                description=spec.description,
+                metadata=spec.metadata,
+            )
         self.experiment_id = created.id
         self.experiment_url = created.url
         self.project_name = created.project_name

@@ -14,6 +14,7 @@ from stateval.run._journal import Journal, RunHeader, list_runs
 from stateval.run._results import CaseScore
 from stateval.run._runner import execute, journaled_scores
 from stateval.run._scoring import RunSummary, Scoring, summarize
+from stateval.run._shard import Shard, shard_group
 from stateval.suite import Suite
 
 __all__ = [
@@ -91,39 +92,67 @@ def _git_commit(folder: Path) -> str | None:
 
 
 def start_journal(
-    root: str | Path, suite: Suite, *, limit: int | None = None, phoenix_url: str | None = None
+    root: str | Path,
+    suite: Suite,
+    *,
+    limit: int | None = None,
+    phoenix_url: str | None = None,
+    shard: Shard | None = None,
+    shared_run: str | None = None,
 ) -> Journal:
-    """Create a new run's journal planning the suite's first ``limit`` cases."""
+    """Create a new run's journal planning the suite's first ``limit`` cases.
+
+    Args:
+        root: The stateval home folder.
+        suite: The suite.
+        limit: Plan only the first ``limit`` cases.
+        phoenix_url: The Phoenix server the run reports to.
+        shard: Plan only this shard of those cases (``--shard I/N``): its experiment is the
+            one all the shards of the run share.
+        shared_run: The key the shards of one run share (default: derived from the suite,
+            its cases, the git commit, ``limit`` and the shard count, so the shards of one CI
+            pipeline agree without being told).
+    """
     from stateval._version import __version__
 
     cases = suite.cases if limit is None else suite.cases[:limit]
+    case_ids = [c.id for c in cases]
+    commit = _git_commit(suite.path.resolve().parent)
     header = RunHeader(
         suite_path=str(suite.path.resolve()),
         suite_name=suite.name,
         suite_hash=suite.suite_hash,
         cases_hash=suite.cases_hash,
-        case_ids=[c.id for c in cases],
+        case_ids=case_ids if shard is None else shard.select(case_ids),
         mutator=suite.mutator_description,
         stateval_version=__version__,
-        git_commit=_git_commit(suite.path.resolve().parent),
+        git_commit=commit,
         phoenix_url=phoenix_url,
         dataset=suite.phoenix.dataset,
         project=suite.phoenix.project,
     )
-    header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
+    if shard is None:
+        header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
+    else:
+        header.shard = str(shard)
+        header.shared_run = shared_run or shard_group(
+            suite.suite_hash, suite.cases_hash, commit, limit, shard.count
+        )
+        header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.shared_run}"
     return Journal.create(root, header)
 
 
-def find_resumable(root: str | Path, suite: Suite) -> Journal:
-    """The latest run of ``suite`` under ``root``.
+def find_resumable(root: str | Path, suite: Suite, shard: Shard | None = None) -> Journal:
+    """The latest run of ``suite`` under ``root`` (of that ``shard`` of it, when given).
 
     Raises:
         JournalError: There is none, or the suite's cases changed since.
     """
     target = str(suite.path.resolve())
+    wanted = None if shard is None else str(shard)
     for run_id in reversed(list_runs(root)):
         journal = Journal.open(root, run_id)
-        if journal.header.suite_path != target:
+        if journal.header.suite_path != target or journal.header.shard != wanted:
             continue
         if journal.header.cases_hash != suite.cases_hash:
             raise JournalError(
@@ -131,7 +160,8 @@ def find_resumable(root: str | Path, suite: Suite) -> Journal:
                 "run without --resume to start a new run"
             )
         return journal
-    raise JournalError(f"no run of {suite.path} under {Path(root) / 'runs'} to resume")
+    which = suite.path if shard is None else f"shard {shard} of {suite.path}"
+    raise JournalError(f"no run of {which} under {Path(root) / 'runs'} to resume")
 
 
 async def run_suite(

@@ -19,10 +19,12 @@ from stateval.upload._rest import (
     StoredRun,
     StoredSpanAnnotation,
 )
+from stateval.upload._shared import SHARED_KEY
 from stateval.upload._uploader import PhoenixUploader
 
 __all__ = [
     "CASE_ID_KEY",
+    "SHARED_KEY",
     "AnnotatorKind",
     "DatasetRef",
     "EvaluationRecord",

@@ -54,6 +54,7 @@ from stateval.upload._rest import (
     UploadWire,
     content_hash,
 )
+from stateval.upload._shared import shared_experiment
 from stateval.upload._transport import Transport, parse
 
 __all__ = ["PhoenixUploader"]
@@ -220,6 +221,31 @@ class PhoenixUploader:
         path = f"/v1/experiments/{experiment_id}"
         updated = await self._http.call(ExperimentBodyWire, "PATCH", path, json=body)
         return self._experiment_ref(updated.data)
+
+    async def shared_experiment(
+        self,
+        dataset: DatasetRef,
+        *,
+        key: str,
+        name: str,
+        description: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        settle: float = 2.0,
+    ) -> tuple[ExperimentRef, bool]:
+        """The one experiment of ``dataset`` that several processes of a run share.
+
+        Found by ``key`` in its metadata, created by the first process; racing creators end on
+        the oldest (see `stateval.upload._shared`). Returns it and whether this call created it.
+        """
+        return await shared_experiment(
+            self,
+            dataset,
+            key=key,
+            name=name,
+            description=description,
+            metadata=metadata,
+            settle=settle,
+        )
 
     async def delete_experiment(self, experiment_id: str) -> None:
         """Delete an experiment (and its runs and evaluations); gone already is fine."""
