@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def phoenix_server(
-    executable: str | None = None, *, database_url: str | None = None, timeout: float = 180.0
+    executable: str | None = None, *, database_url: str | None = None, timeout: float = 600.0
 ) -> Iterator[str]:
     """Start ``phoenix serve`` on free ports; yield its URL; stop it (by its pid) at the end."""
     executable = executable or os.environ.get("STATEVAL_PHOENIX_BIN")

@@ -10,6 +10,8 @@
 # Usage:
 #   bench/postgres.sh                          # bench_upload.py and bench_run.py, full sizes
 #   bench/postgres.sh bench_run.py --quick     # one bench, with its own arguments
+#   bench/postgres.sh replicas                 # 2 Phoenix replicas on the one database:
+#                                              # throughput with 1 and with 2 (bench_replicas.py)
 #
 # Environment:
 #   STATEVAL_PHOENIX_BIN  the phoenix executable (default /work/venvs/phx/bin/phoenix)
@@ -36,7 +38,11 @@ fi
 if ! "$phoenix_python" -c "import asyncpg" 2>/dev/null; then
   version="$("$phoenix_python" -c "import importlib.metadata as m; print(m.version('arize-phoenix'))")"
   echo "installing arize-phoenix[pg]==$version (asyncpg) into $(dirname "$(dirname "$phoenix_python")")" >&2
-  "$phoenix_python" -m pip install -q --disable-pip-version-check "arize-phoenix[pg]==$version"
+  if "$phoenix_python" -m pip --version >/dev/null 2>&1; then
+    "$phoenix_python" -m pip install -q --disable-pip-version-check "arize-phoenix[pg]==$version"
+  else  # an environment made by uv has no pip
+    uv pip install -q -p "$phoenix_python" "arize-phoenix[pg]==$version"
+  fi
 fi
 
 # initdb and postgres refuse to run as root: run them as the `postgres` user then.
@@ -68,6 +74,8 @@ benches=("$@")
 if [[ ${#benches[@]} -eq 0 ]]; then
   "$python" "$here/bench_upload.py" --database-url "$database_url"
   "$python" "$here/bench_run.py" --database-url "$database_url"
+elif [[ "${benches[0]}" == replicas ]]; then
+  "$python" "$here/bench_replicas.py" --database-url "$database_url" "${benches[@]:1}"
 else
   script="${benches[0]}"
   [[ -f "$script" ]] || script="$here/$script"
