@@ -1,0 +1,64 @@
+"""Calibration of a mutator's confidences, and agreement of the LLM judge with humans.
+
+`calibrate` measures, per field and pooled, whether the confidences a mutator gives its values
+predict which values are right (Brier score, ECE with equal-width and equal-mass bins, AUROC,
+a reliability curve, review triage). `judge_agreement` measures the LLM judge against human
+verdicts (Cohen's kappa, TPR/TNR, confusion counts, the disagreements). The statistics are
+numpy; see docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+from stateval.calibration._agreement import (
+    HUMAN_LABELS,
+    Agreement,
+    AgreementReport,
+    AgreementSample,
+    cohen_kappa,
+    judge_agreement,
+)
+from stateval.calibration._calibration import (
+    OVERALL,
+    TRIAGE_FRACTIONS,
+    Calibration,
+    CalibrationReport,
+    CalibrationSample,
+    calibrate,
+    calibrate_values,
+    calibration_samples,
+)
+from stateval.calibration._metrics import (
+    BinStrategy,
+    ReliabilityBin,
+    TriagePoint,
+    auroc,
+    brier_score,
+    expected_calibration_error,
+    reliability_bins,
+    triage,
+)
+
+__all__ = [
+    "HUMAN_LABELS",
+    "OVERALL",
+    "TRIAGE_FRACTIONS",
+    "Agreement",
+    "AgreementReport",
+    "AgreementSample",
+    "BinStrategy",
+    "Calibration",
+    "CalibrationReport",
+    "CalibrationSample",
+    "ReliabilityBin",
+    "TriagePoint",
+    "auroc",
+    "brier_score",
+    "calibrate",
+    "calibrate_values",
+    "calibration_samples",
+    "cohen_kappa",
+    "expected_calibration_error",
+    "judge_agreement",
+    "reliability_bins",
+    "triage",
+]
