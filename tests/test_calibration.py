@@ -23,8 +23,7 @@ from stateval.calibration import (
     reliability_bins,
     triage,
 )
-from stateval.compare import compare_states
-from stateval.policy import FieldPolicies, MatchPolicy
+from stateval.compare import FieldPolicies, MatchPolicy, compare_states
 from stateval.state import InterpretiveState, ValueConfidence
 
 CONF = [0.95, 0.9, 0.8, 0.7, 0.6, 0.55, 0.4, 0.3]

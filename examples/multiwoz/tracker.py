@@ -2,8 +2,12 @@
 
 `track` reads one user turn and returns a copy of the state with the slots the turn mentions
 set. Every rule is a keyword list (`lexicon`) or a regular expression over the lower-cased
-utterance; nothing is learned from data. Each value it writes has confidence 1.0, the
-turn's message id, and the name of the rule that produced it as its ``inference``.
+utterance; nothing is learned from data. Each value it writes carries the turn's message id,
+the name of the rule that produced it as its ``inference``, and a confidence that says how
+strong the evidence was (`STRENGTH`): a slot named outright by a lexicon word is surer than one
+whose domain had to be guessed from the system's last turn, a captured free-text name or a
+"don't care". The run's calibration report shows whether these strengths rank the tracker's
+right values above its wrong ones.
 
 Which domain a domain-neutral slot (area, price range, day, people, time) belongs to is the
 nearest domain mentioned before it in the utterance that has such a slot, else the first one after
@@ -52,6 +56,23 @@ SLOT_DOMAINS: dict[str, tuple[str, ...]] = {
     "day": ("hotel", "restaurant", "train"),
     "time": ("restaurant", "train", "taxi"),
     "name": ("hotel", "restaurant", "attraction"),
+}
+
+# How sure each kind of evidence makes the tracker (the confidence of the value it writes).
+STRENGTH: dict[str, float] = {
+    "lexicon": 0.95,  # a lexicon phrase or pattern names the slot and its value
+    "alias": 0.9,  # ... through an alias of the value ("center" for centre)
+    "pattern": 0.8,  # a looser pattern ("a ... hotel" for the type, a time with no cue)
+    "reference": 0.75,  # "the same day", "from the hotel": copied from the state
+    "place": 0.65,  # a free-text place or name captured by a pattern
+    "dontcare": 0.6,
+}
+# The factor a domain-neutral slot's strength takes from where its domain was found.
+DOMAIN_EVIDENCE: dict[str, float] = {
+    "before": 1.0,  # a domain mentioned before the value in the utterance
+    "after": 0.85,  # ... after it
+    "system": 0.7,  # the system's last turn
+    "state": 0.6,  # the only such domain already in the state
 }
 
 # -- regular expressions -----------------------------------------------------------------------
@@ -130,27 +151,40 @@ class _Turn:
     previous: Mapping[str, Any]
     mentions: list[tuple[int, str]]
     updates: dict[str, tuple[str, str]] = field(default_factory=dict)
+    strength: dict[str, float] = field(default_factory=dict)
 
-    def set(self, slot: str, value: str, rule: str) -> None:
-        self.updates.setdefault(slot, (value, rule))
+    def set(self, slot: str, value: str, rule: str, strength: float = STRENGTH["lexicon"]) -> None:
+        if slot not in self.updates:
+            self.updates[slot] = (value, rule)
+            self.strength[slot] = round(strength, 3)
 
     def domain_at(self, position: int, slot_kind: str) -> str | None:
+        found = self.locate(position, slot_kind)
+        return None if found is None else found[0]
+
+    def locate(self, position: int, slot_kind: str) -> tuple[str, float] | None:
+        """The domain of a domain-neutral slot and the `DOMAIN_EVIDENCE` factor of how."""
         allowed = SLOT_DOMAINS[slot_kind]
         before = [d for p, d in self.mentions if p <= position and d in allowed]
         if before:
-            return before[-1]
+            return before[-1], DOMAIN_EVIDENCE["before"]
         after = [d for p, d in self.mentions if p > position and d in allowed]
         if after:
-            return after[0]
+            return after[0], DOMAIN_EVIDENCE["after"]
         in_system = [d for _, d in _domain_mentions(self.system) if d in allowed]
         if in_system:
-            return in_system[0]
+            return in_system[0], DOMAIN_EVIDENCE["system"]
         in_state = {path.split(".")[0] for path in self.previous} & set(allowed)
-        return in_state.pop() if len(in_state) == 1 else None
+        return (in_state.pop(), DOMAIN_EVIDENCE["state"]) if len(in_state) == 1 else None
 
 
 def _number(token: str) -> str:
     return NUMBER_WORDS.get(token, token)
+
+
+def _lexical(phrase: str, value: str) -> float:
+    """`STRENGTH` of a lexicon match: the value itself, or one of its aliases."""
+    return STRENGTH["lexicon"] if phrase == value else STRENGTH["alias"]
 
 
 def detect_domains(utterance: str) -> list[str]:
@@ -203,7 +237,7 @@ def _hotel_rules(turn: _Turn) -> None:
     if re.search(r"\b(guesthouse|guest house|bed and breakfast|b&b)\b", text):
         turn.set("hotel.type", "guesthouse", "type")
     elif re.search(r"\b(a|an) (?:[\w-]+ ){0,2}hotel\b", text):
-        turn.set("hotel.type", "hotel", "type")
+        turn.set("hotel.type", "hotel", "type", STRENGTH["pattern"])
     for match in _STAY.finditer(text):
         turn.set("hotel.book_stay", _number(match.group(1)), "stay")
         turn.text = text = _mask(text, *match.span())
@@ -215,11 +249,13 @@ def _train_rules(turn: _Turn) -> None:
     if "train" not in mentioned and "train" not in turn.system and (mentioned or not in_state):
         return
     for match in _FROM_STATION.finditer(turn.text):
-        turn.set("train.departure", STATIONS[match.group(1)], "from-station")
+        station = STATIONS[match.group(1)]
+        turn.set("train.departure", station, "from-station", _lexical(match.group(1), station))
     for match in _TO_STATION.finditer(turn.text):
         station = STATIONS[match.group(1)]
         if turn.updates.get("train.departure", ("",))[0] != station:
-            turn.set("train.destination", station, "to-station")
+            strength = _lexical(match.group(1), station)
+            turn.set("train.destination", station, "to-station", strength)
 
 
 def _taxi_endpoint(phrase: str, previous: Mapping[str, Any]) -> str | None:
@@ -250,7 +286,8 @@ def _taxi_rules(turn: _Turn) -> None:
     for slot, phrase in ends.items():
         value = _taxi_endpoint(phrase, turn.previous) if phrase else None
         if value:
-            turn.set(f"taxi.{slot}", value, f"taxi-{slot}")
+            kind = "place" if value == phrase.strip() else "reference"
+            turn.set(f"taxi.{slot}", value, f"taxi-{slot}", STRENGTH[kind])
 
 
 def _restaurant_and_attraction_rules(turn: _Turn) -> None:
@@ -259,7 +296,8 @@ def _restaurant_and_attraction_rules(turn: _Turn) -> None:
         turn.mentions.append((match.start(), "restaurant"))
         turn.text = _mask(turn.text, *match.span())
     for match in _ATTRACTION_TYPE.finditer(turn.text):
-        turn.set("attraction.type", ATTRACTION_TYPES[match.group(1)], "attraction-type")
+        value = ATTRACTION_TYPES[match.group(1)]
+        turn.set("attraction.type", value, "attraction-type", _lexical(match.group(1), value))
     turn.mentions.sort()
 
 
@@ -274,13 +312,17 @@ def _neutral_rules(turn: _Turn) -> None:
     ]
     for kind, pattern, rule in rules:
         for match in pattern.finditer(text):
-            domain = turn.domain_at(match.start(), kind)
-            if domain is None:
+            found = turn.locate(match.start(), kind)
+            if found is None:
                 continue
+            domain, evidence = found
+            strength = STRENGTH["lexicon"]
             if kind == "area":
                 value = AREAS[match.group(1)]
+                strength = _lexical(match.group(1), value)
             elif kind == "pricerange":
                 value = PRICES[match.group(1)]
+                strength = _lexical(match.group(1), value)
             elif kind == "day":
                 value = match.group(1)
             else:
@@ -289,23 +331,28 @@ def _neutral_rules(turn: _Turn) -> None:
                 slot = _day_slot(domain)
             else:
                 slot = f"{domain}.{'book_people' if kind == 'people' else kind}"
-            turn.set(slot, value, rule)
+            turn.set(slot, value, rule, strength * evidence)
     for match in _TIME.finditer(text):
-        domain = turn.domain_at(match.start(), "time")
-        if domain is None:
+        found = turn.locate(match.start(), "time")
+        if found is None:
             continue
+        domain, evidence = found
         if domain == "restaurant":
-            turn.set("restaurant.book_time", _clock(match), "time")
+            turn.set("restaurant.book_time", _clock(match), "time", STRENGTH["lexicon"] * evidence)
             continue
         window = text[max(0, match.start() - 30) : match.start()]
         cues = [(m.end(), "arriveby") for m in _ARRIVE_CUE.finditer(window)]
         cues += [(m.end(), "leaveat") for m in _LEAVE_CUE.finditer(window)]
         slot = max(cues)[1] if cues else "leaveat"
-        turn.set(f"{domain}.{slot}", _clock(match), "time")
+        # without a cue, "leave at" is a guess
+        strength = STRENGTH["lexicon"] if cues else STRENGTH["pattern"]
+        turn.set(f"{domain}.{slot}", _clock(match), "time", strength * evidence)
     for match in _CALLED.finditer(text):
-        domain = turn.domain_at(match.start(), "name")
-        if domain is not None:
-            turn.set(f"{domain}.name", match.group(1).strip(), "called")
+        found = turn.locate(match.start(), "name")
+        if found is not None:
+            domain, evidence = found
+            strength = STRENGTH["place"] * evidence
+            turn.set(f"{domain}.name", match.group(1).strip(), "called", strength)
 
 
 def _day_slot(domain: str) -> str:
@@ -324,7 +371,8 @@ def _reference_rules(turn: _Turn) -> None:
         slot_of = _day_slot if kind == "day" else (lambda d: f"{d}.book_people")
         for other in ("hotel", "restaurant", "train"):
             if other != domain and known.get(slot_of(other)):
-                turn.set(slot_of(domain), str(known[slot_of(other)]), f"same-{kind}")
+                value = str(known[slot_of(other)])
+                turn.set(slot_of(domain), value, f"same-{kind}", STRENGTH["reference"])
                 break
 
 
@@ -345,7 +393,7 @@ def _dontcare_rules(turn: _Turn) -> None:
         return
     for topic in sorted(topics):
         if topic in domains[domain]:
-            turn.set(f"{domain}.{topic}", "dontcare", "dontcare")
+            turn.set(f"{domain}.{topic}", "dontcare", "dontcare", STRENGTH["dontcare"])
 
 
 def extract_updates(
@@ -358,6 +406,10 @@ def extract_updates(
         system_utterance: What the system said just before (helps find the domain).
         previous: The flat state before the turn (for "the same day" and "from the hotel").
     """
+    return _read_turn(utterance, system_utterance, previous).updates
+
+
+def _read_turn(utterance: str, system_utterance: str, previous: Mapping[str, Any] | None) -> _Turn:
     # MultiWOZ text is tokenised ("do n't", "I 'd"): glue clitics back before matching.
     text = re.sub(r" (n't|'s|'d|'ll|'m|'re|'ve)\b", r"\1", " ".join(utterance.lower().split()))
     turn = _Turn(
@@ -377,8 +429,8 @@ def extract_updates(
         match = re.search(r"\b(?:the )?([a-z]+(?: [a-z]+)?) department\b", text)
         if match:
             department = re.sub(r"^the ", "", match.group(1))
-            turn.set("hospital.department", department, "department")
-    return turn.updates
+            turn.set("hospital.department", department, "department", STRENGTH["place"])
+    return turn
 
 
 def track(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
@@ -387,8 +439,9 @@ def track(state: InterpretiveState, input: StructuredInput) -> InterpretiveState
     ``input.metadata["system_utterance_before"]``, when present, helps find the domain.
     """
     system = input.metadata.get("system_utterance_before", "")
-    updates = extract_updates(input.prompt, str(system or ""), state.to_flat())
+    turn = _read_turn(input.prompt, str(system or ""), state.to_flat())
     out = state.copy()
-    for slot, (value, rule) in updates.items():
-        out.set_value(slot, ValueConfidence(value, 1.0, f"rule:{rule}", input.message_id))
+    for slot, (value, rule) in turn.updates.items():
+        confidence = turn.strength[slot]
+        out.set_value(slot, ValueConfidence(value, confidence, f"rule:{rule}", input.message_id))
     return out

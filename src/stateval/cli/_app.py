@@ -24,6 +24,7 @@ from stateval.cli._common import (
     DebugOption,
     JunitOption,
     MarkdownOption,
+    ReportHtmlOption,
     ReportJsonOption,
     errors_to_exit,
 )
@@ -72,14 +73,24 @@ def _stderr() -> Console:
 
 
 def _write_reports(
-    summary: RunSummary, report_json: Path | None, junit: Path | None, markdown: Path | None
+    summary: RunSummary,
+    report_json: Path | None,
+    junit: Path | None,
+    markdown: Path | None,
+    report_html: Path | None = None,
 ) -> None:
-    from stateval.reports import write_json_report, write_junit_report, write_markdown_report
+    from stateval.reports import (
+        write_html_report,
+        write_json_report,
+        write_junit_report,
+        write_markdown_report,
+    )
 
     for path, write in (
         (report_json, write_json_report),
         (junit, write_junit_report),
         (markdown, write_markdown_report),
+        (report_html, write_html_report),
     ):
         if path is not None:
             try:
@@ -114,6 +125,7 @@ def run(
     report_json: ReportJsonOption = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    report_html: ReportHtmlOption = None,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
@@ -149,6 +161,7 @@ def run(
             from stateval.errors import StatevalError
 
             raise StatevalError("--shard-group needs --shard I/N")
+        _check_html(report_html)
         home = _home()
         suite = load_suite(suite_path)
         err = _stderr()
@@ -181,7 +194,7 @@ def run(
         outcome = _run_with_progress(
             suite, journal, target, concurrency or suite.model.concurrency, err
         )
-        _finish(outcome.summary, report_json, junit, markdown)
+        _finish(outcome.summary, report_json, junit, markdown, report_html)
         upload = outcome.upload
         if upload is not None and (upload.error or upload.pending):
             err.print(
@@ -232,15 +245,27 @@ def _run_with_progress(
     return outcome
 
 
+def _check_html(report_html: Path | None) -> None:
+    """Fail before any work when an HTML report is asked for but cannot be drawn."""
+    if report_html is not None:
+        from stateval.reports import require_charts
+
+        require_charts()
+
+
 def _finish(
-    summary: RunSummary, report_json: Path | None, junit: Path | None, markdown: Path | None
+    summary: RunSummary,
+    report_json: Path | None,
+    junit: Path | None,
+    markdown: Path | None,
+    report_html: Path | None = None,
 ) -> None:
     from rich.console import Console
 
     from stateval.reports import print_summary
 
     print_summary(summary, Console(highlight=False))
-    _write_reports(summary, report_json, junit, markdown)
+    _write_reports(summary, report_json, junit, markdown, report_html)
 
 
 @app.command(short_help="Score a journaled run again under the current suite.")
@@ -258,6 +283,7 @@ def rescore(
     report_json: ReportJsonOption = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    report_html: ReportHtmlOption = None,
     phoenix_url: Annotated[
         str | None,
         typer.Option(metavar="URL", help="Log the rescored run to this Phoenix server."),
@@ -287,6 +313,7 @@ def rescore(
         from stateval.run import rescore as rescore_run
         from stateval.suite import load_suite
 
+        _check_html(report_html)
         home = _home()
         journal = Journal.open(home, run_id)
         suite = load_suite(suite_path or Path(journal.header.suite_path), load_mutator=False)
@@ -311,7 +338,7 @@ def rescore(
                     f"[yellow]warning: {upload.pending} case(s) of the rescored run not logged "
                     f"to Phoenix{': ' + upload.error if upload.error else ''}[/yellow]"
                 )
-        _finish(summary, report_json, junit, markdown)
+        _finish(summary, report_json, junit, markdown, report_html)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "DebugOption",
     "JunitOption",
     "MarkdownOption",
+    "ReportHtmlOption",
     "ReportJsonOption",
     "errors_to_exit",
 ]
@@ -36,6 +37,13 @@ JunitOption: TypeAlias = Annotated[
 ]
 MarkdownOption: TypeAlias = Annotated[
     Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
+]
+ReportHtmlOption: TypeAlias = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Write a self-contained HTML report here (charts need the 'report' extra).",
+    ),
 ]
 ConcurrencyOption: TypeAlias = Annotated[
     int | None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stateval.reports._columns import field_columns
+from stateval.reports._quality import quality_lines
 from stateval.run import RunSummary
 
 __all__ = ["markdown_report", "write_markdown_report"]
@@ -40,6 +41,9 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
     if summary.joint_goal_accuracy is not None:
         lines.append(f"| joint goal accuracy | {_pct(summary.joint_goal_accuracy)} |")
         lines.append(f"| slot accuracy | {_pct(summary.slot_accuracy)} |")
+    quality = quality_lines(summary)
+    if quality:
+        lines += [""] + [f"- {_cell(line)}" for line in quality]
     if summary.thresholds:
         lines += ["", "**Thresholds**", ""]
         for t in summary.thresholds:

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stateval.reports._columns import field_columns
+from stateval.reports._quality import quality_lines
 from stateval.run import FieldRow, RunSummary
 
 __all__ = ["print_summary"]
@@ -97,6 +98,8 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
             console.print(f"  ... and {hidden} more fields (see --report-json)")
     for key, groups in summary.slices_dict().items():
         console.print(_slice_table(key, groups))
+    for line in quality_lines(summary):
+        console.print(line, soft_wrap=True)
     for threshold in summary.thresholds:
         style = "green" if threshold.passed else "bold red"
         console.print(Text(f"threshold {threshold.describe()}", style=style))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
+from stateval.calibration import AgreementReport, CalibrationReport
 from stateval.checks import Criterion, check_criteria, field_value
 from stateval.compare import (
     CaseMetrics,
@@ -26,8 +27,10 @@ from stateval.compare import (
     lookup,
 )
 from stateval.errors import StatevalError
+from stateval.run._calibration import run_agreement, run_calibration
 from stateval.run._judging import apply_judgements, field_evaluation
 from stateval.run._results import CaseResult, CaseScore, Evaluation
+from stateval.run._summary_metadata import quality_metadata
 from stateval.state import InterpretiveState
 from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
@@ -57,6 +60,7 @@ _RUN_THRESHOLDS = (
     "value_precision",
     "value_recall",
     "value_f1",
+    "judge_kappa",
 )
 _SHOW = 8
 
@@ -419,6 +423,8 @@ class RunSummary:
         mean_time: Mean seconds per mutator call.
         metrics: Value precision / recall / F1, per-field confusion counts and slices (with
             a slot schema, over its slots only).
+        calibration: How well the mutator's confidences predict its values being right.
+        agreement: The LLM judge against the cases' human verdicts (None without any).
     """
 
     suite_name: str
@@ -437,6 +443,8 @@ class RunSummary:
     experiment_url: str | None = None
     mean_time: float = 0.0
     metrics: RunMetrics | None = None
+    calibration: CalibrationReport | None = None
+    agreement: AgreementReport | None = None
 
     @property
     def value_precision(self) -> float | None:
@@ -494,6 +502,7 @@ class RunSummary:
             "worst_fields": [row.path for row in self.fields[:_WORST_SHOWN]],
             "fields": fields,
             "slices": slices,
+            **quality_metadata(self.calibration, self.agreement),
         }
 
     def slices_dict(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -549,6 +558,8 @@ class RunSummary:
             "thresholds": [t.to_dict() for t in self.thresholds],
             "fields": [f.to_dict() for f in self.fields],
             "slices": self.slices_dict(),
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
+            "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -620,6 +631,8 @@ def summarize(
         "value_recall": metrics.recall,
         "value_f1": metrics.f1,
     }
+    agreement = run_agreement(order, {c.id: c.human for c in cases if c.human})
+    summary_values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
     thresholds = _thresholds(scoring.thresholds, summary_values, _ratio(n_errors, n), rows)
     return RunSummary(
         suite_name=suite_name,
@@ -638,6 +651,8 @@ def summarize(
         experiment_url=experiment_url,
         mean_time=_ratio(time_sum, n),
         metrics=metrics,
+        calibration=run_calibration(order),
+        agreement=agreement,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
+from stateval.calibration import HUMAN_LABELS
 from stateval.errors import StateError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
@@ -40,8 +41,11 @@ _CSV_COLUMNS = (
     "input_metadata",
     "expected_post_state",
     "metadata",
+    "human",
 )
-_CSV_JSON_COLUMNS = frozenset({"pre_state", "input_metadata", "expected_post_state", "metadata"})
+_CSV_JSON_COLUMNS = frozenset(
+    {"pre_state", "input_metadata", "expected_post_state", "metadata", "human"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,7 @@ class Case:
         input: What the mutator reads.
         expected_post_state: The state the mutator should return.
         metadata: Free JSON about the case (sent to Phoenix as the example's metadata).
+        human: Human verdicts on LLM-judged fields: path -> the values are equivalent.
     """
 
     id: str
@@ -61,6 +66,7 @@ class Case:
     input: StructuredInput
     expected_post_state: InterpretiveState
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    human: Mapping[str, bool] = field(default_factory=dict)
 
     def to_example(self) -> dict[str, Any]:
         """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""
@@ -224,6 +230,7 @@ def build_case(
         case_input,
         states["expected_post_state"],
         dict(spec.metadata),
+        {path: HUMAN_LABELS[label] for path, label in spec.human.items()},
     )
     return case, []
 

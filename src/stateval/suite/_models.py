@@ -132,6 +132,11 @@ class CaseSpec(_Strict):
     input: CaseInputSpec
     expected_post_state: dict[str, Any]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    human: dict[str, Literal["same", "equivalent", "different"]] = Field(
+        default_factory=dict,
+        description="Human verdicts on LLM-judged fields (path -> same or different); the "
+        "run reports the judge's agreement with them.",
+    )
 
     @field_validator("id", mode="before")
     @classmethod
@@ -203,6 +208,13 @@ class ThresholdsSpec(_Strict):
     )
     fields: dict[str, _Fraction] = Field(
         default_factory=dict, description="Path or glob -> minimum accuracy of each such field."
+    )
+    judge_kappa: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="Minimum Cohen's kappa of the LLM judge against the cases' human verdicts "
+        "(fails when it cannot be measured).",
     )
 
 

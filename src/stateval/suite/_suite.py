@@ -271,6 +271,8 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
             problems.append(
                 format_problem(label, where, None, field, "needs a slot schema ('slots')")
             )
+    policies = _policies(model, schema)
+    problems.extend(_human_problems(cases, policies, label))
     mutator: Mutator | None = None
     judge: FieldJudge | None = None
     description = _describe_spec(model)
@@ -290,7 +292,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
         model=model,
         name=name,
         cases=tuple(cases),
-        policies=_policies(model, schema),
+        policies=policies,
         slots=slots,
         checks=checks,
         thresholds=model.thresholds,
@@ -388,6 +390,24 @@ def _check_patterns(
                 message += f" (did you mean {close[0]!r}?)"
             loc = (*section.split("."), pattern)
             problems.append(format_problem(label, locate(loc), None, loc, message))
+
+
+def _human_problems(cases: Sequence[Case], policies: FieldPolicies, label: str) -> list[str]:
+    """Human verdicts are on fields an LLM judges: a verdict on any other field is a problem."""
+    problems: list[str] = []
+    for case in cases:
+        for path in case.human:
+            if policies.for_path(path).judge is None:
+                problems.append(
+                    format_problem(
+                        label,
+                        None,
+                        case.id,
+                        f"human.{path}",
+                        "a human verdict on a field no LLM judges (its policy has no 'judge: llm')",
+                    )
+                )
+    return problems
 
 
 def _cases_spec(data: Mapping[str, Any]) -> CasesSpec | None:

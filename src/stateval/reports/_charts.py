@@ -1,0 +1,158 @@
+"""The HTML report's charts: matplotlib figures rendered to inline SVG.
+
+matplotlib (the ``report`` extra) is imported only when a chart is drawn. Figures are built
+with `matplotlib.figure.Figure` (no pyplot, no global state, no GUI backend); text stays text
+(``svg.fonttype: none``), which keeps each chart a few kilobytes, and the output carries no
+date, so the same run renders the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from stateval.errors import StatevalError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import Formatter
+
+    from stateval.calibration import Calibration
+    from stateval.run import FieldRow
+
+__all__ = [
+    "field_accuracy_chart",
+    "reliability_chart",
+    "require_charts",
+    "triage_chart",
+]
+
+_BLUE = "#3b6ea5"
+_RED = "#c0392b"
+_GREY = "#9a9a9a"
+_PALETTE = ("#3b6ea5", "#e67e22", "#27ae60", "#8e44ad", "#c0392b", "#16a085")
+_INSTALL = "pip install 'stateval[report]'"
+
+
+def require_charts() -> None:
+    """Check that matplotlib can be imported.
+
+    Raises:
+        StatevalError: It cannot; the message says how to install it.
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise StatevalError(f"--report-html draws its charts with matplotlib: {_INSTALL}") from exc
+
+
+def _figure(width: float, height: float) -> Figure:
+    require_charts()
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(fig: Figure, name: str) -> str:
+    import matplotlib
+
+    buffer = io.StringIO()
+    # A salt per chart keeps the element ids of two inline SVGs apart.
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"stateval-{name}"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    svg = text[text.index("<svg") :]  # without the XML declaration and DOCTYPE
+    return svg.replace("<svg ", f'<svg class="chart" data-chart="{name}" role="img" ', 1)
+
+
+def field_accuracy_chart(rows: Sequence[FieldRow]) -> str:
+    """Horizontal bars of each field's accuracy, worst at the top (rows come worst first)."""
+    shown = [r for r in rows if r.n_expected]
+    fig = _figure(7.0, 0.8 + 0.28 * max(len(shown), 1))
+    ax = fig.add_subplot()
+    labels = [r.path for r in shown]
+    values = [r.accuracy for r in shown]
+    colours = [_BLUE if r.passed else _RED for r in shown]
+    positions = list(range(len(shown)))
+    ax.barh(positions, values, color=colours, height=0.7)
+    for y, r in zip(positions, shown, strict=True):
+        ax.text(min(r.accuracy, 0.86) + 0.01, y, f"{r.accuracy:.0%}", va="center", fontsize=8)
+        if r.minimum is not None:
+            ax.plot([r.minimum, r.minimum], [y - 0.4, y + 0.4], color="black", linewidth=1)
+    ax.set_yticks(positions, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy (expected fields)")
+    ax.xaxis.set_major_formatter(_percent())
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig, "fields")
+
+
+def _percent() -> Formatter:
+    from matplotlib.ticker import PercentFormatter
+
+    return PercentFormatter(xmax=1.0, decimals=0)
+
+
+def reliability_chart(calibration: Calibration) -> str:
+    """The reliability diagram: accuracy against mean confidence per equal-width bin, with
+    the diagonal of perfect calibration and each bin's count."""
+    fig = _figure(4.6, 4.2)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle="--", color=_GREY, linewidth=1, label="perfectly calibrated")
+    bins = calibration.reliability
+    ax.bar(
+        [(b.lower + b.upper) / 2 for b in bins],
+        [b.accuracy for b in bins],
+        width=[(b.upper - b.lower) * 0.9 for b in bins],
+        color=_BLUE,
+        alpha=0.75,
+        label="accuracy in bin",
+    )
+    ax.plot(
+        [b.mean_confidence for b in bins],
+        [b.accuracy for b in bins],
+        marker="o",
+        color=_RED,
+        linewidth=1,
+        label="mean confidence",
+    )
+    for b in bins:
+        ax.text((b.lower + b.upper) / 2, b.accuracy + 0.02, str(b.n), ha="center", fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.08)
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("share of values right")
+    ax.set_title(f"{calibration.path}: ECE {calibration.ece:.3f}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig, "reliability")
+
+
+def triage_chart(calibrations: Sequence[Calibration]) -> str:
+    """Errors caught against the share of values reviewed, lowest confidence first, for the
+    pooled values and a few fields; the diagonal is reviewing in random order."""
+    fig = _figure(4.6, 4.2)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle="--", color=_GREY, linewidth=1, label="random order")
+    for colour, calibration in zip(_PALETTE, calibrations, strict=False):
+        curve = calibration.triage_curve
+        ax.plot(
+            [p.fraction for p in curve],
+            [p.caught for p in curve],
+            color=colour,
+            linewidth=2 if colour == _PALETTE[0] else 1.2,
+            label=calibration.path,
+        )
+    for x in (0.05, 0.10, 0.20):
+        ax.axvline(x, color=_GREY, linewidth=0.5, linestyle=":")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("values reviewed, lowest confidence first")
+    ax.set_ylabel("errors caught")
+    ax.xaxis.set_major_formatter(_percent())
+    ax.yaxis.set_major_formatter(_percent())
+    ax.legend(fontsize=7, loc="lower right")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig, "triage")
