@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -109,3 +110,71 @@ def phoenix_url() -> Iterator[str]:
 def start_phoenix() -> Callable[..., AbstractContextManager[str]]:
     """`started_phoenix`, for tests that need a server with settings of their own."""
     return started_phoenix
+
+
+# -- a judged suite with human verdicts (calibration, judge agreement, HTML report) ------------
+
+JUDGED_CASES = [
+    # expected name, the mutator's value and confidence, the human verdict
+    ("c1", "Cyrus", "Cy", 0.6, "same"),  # judge: same -> agrees
+    ("c2", "Robert", "Bob", 0.5, "same"),  # judge: same -> agrees
+    ("c3", "Ann", "Anna", 0.7, "different"),  # judge: same -> disagrees
+    ("c4", "Dan", "Dave", 0.4, "different"),  # judge: different -> agrees
+    ("c5", "Eve", "Eve", 0.9, "same"),  # the rule matches: the judge is not asked
+]
+
+
+def _judged_mutator(state: Any, input: Any) -> Any:
+    from stateval.state import ValueConfidence
+
+    out = state.copy()
+    value, confidence = input.metadata["value"], input.metadata["confidence"]
+    out.set_value("user.name", ValueConfidence(value, confidence))
+    out.set_value("user.city", ValueConfidence("Paris", 0.8))
+    return out
+
+
+def _judge_reply(prompt: str) -> dict[str, str]:
+    if "Dave" in prompt:
+        return {"label": "different", "explanation": "Dave is not Dan"}
+    return {"label": "equivalent", "explanation": "a short form of the name"}
+
+
+@pytest.fixture
+def judged_suite(tmp_path: Path) -> Callable[..., Any]:
+    """Build a suite whose ``user.name`` is LLM-judged (scripted) and whose cases carry human
+    verdicts; keyword arguments are added to the suite file (e.g. ``thresholds``)."""
+    import dataclasses
+    import uuid
+
+    import yaml
+
+    from stateval.mutators import PythonMutator
+    from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
+    from stateval.suite import load_suite
+
+    def build(**extra: Any) -> Any:
+        cases = [
+            {
+                "id": case_id,
+                "input": {"prompt": f"I am {value}", "metadata": {"value": value, "confidence": c}},
+                "expected_post_state": {"user.name": name, "user.city": "Paris"},
+                "human": {"user.name": verdict},
+            }
+            for case_id, name, value, c, verdict in JUDGED_CASES
+        ]
+        data = {
+            "name": "judged",
+            "mutator": {"type": "python", "callable": "builtins:print"},
+            "cases": {"inline": cases},
+            "policies": {"user.name": {"judge": "llm", "confidence": "ignore"}},
+            "phoenix": {"dataset": f"judged-{uuid.uuid4().hex[:8]}"},
+            **extra,
+        }
+        path = tmp_path / f"suite-{uuid.uuid4().hex[:6]}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        suite = load_suite(path, load_mutator=False)
+        judge = FieldJudge(ScriptedJudgeLLM(_judge_reply))
+        return dataclasses.replace(suite, mutator=PythonMutator(_judged_mutator), judge=judge)
+
+    return build

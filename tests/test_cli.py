@@ -90,6 +90,33 @@ def test_run_passes_prints_the_summary_and_writes_reports(project: Path) -> None
     assert len(Journal.open(project / ".stateval").results) == 3
 
 
+def test_run_and_rescore_write_an_html_report(project: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["run", "suite.yaml", "--no-phoenix", "--report-html", "r.html"]
+    )
+    assert result.exit_code == 0, result.output
+    page = (project / "r.html").read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert '<svg class="chart" data-chart="fields"' in page
+    again = CliRunner().invoke(app, ["rescore", "latest", "--report-html", "re.html"])
+    assert again.exit_code == 0, again.output
+    assert "<h1>stateval: shout" in (project / "re.html").read_text()
+
+
+def test_report_html_without_matplotlib_fails_before_running(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    result = CliRunner().invoke(
+        app, ["run", "suite.yaml", "--no-phoenix", "--report-html", "r.html"]
+    )
+    assert result.exit_code == 2
+    assert "pip install 'stateval[report]'" in result.stderr
+    assert "Traceback" not in result.output
+    assert _calls(project) == []
+    assert not (project / "r.html").exists()
+
+
 def test_below_threshold_exits_1(project: Path) -> None:
     result = CliRunner().invoke(app, ["run", "strict.yaml", "--no-phoenix"])
     assert result.exit_code == 1

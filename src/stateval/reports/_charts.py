@@ -75,7 +75,9 @@ def field_accuracy_chart(rows: Sequence[FieldRow]) -> str:
     values = [r.accuracy for r in shown]
     colours = [_BLUE if r.passed else _RED for r in shown]
     positions = list(range(len(shown)))
-    ax.barh(positions, values, color=colours, height=0.7)
+    bars = ax.barh(positions, values, color=colours, height=0.7)
+    for bar, row in zip(bars, shown, strict=True):
+        bar.set_gid(f"bar-{row.path}")  # the SVG group's id: the field each bar draws
     for y, r in zip(positions, shown, strict=True):
         ax.text(min(r.accuracy, 0.86) + 0.01, y, f"{r.accuracy:.0%}", va="center", fontsize=8)
         if r.minimum is not None:
@@ -102,7 +104,7 @@ def reliability_chart(calibration: Calibration) -> str:
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], linestyle="--", color=_GREY, linewidth=1, label="perfectly calibrated")
     bins = calibration.reliability
-    ax.bar(
+    bars = ax.bar(
         [(b.lower + b.upper) / 2 for b in bins],
         [b.accuracy for b in bins],
         width=[(b.upper - b.lower) * 0.9 for b in bins],
@@ -110,6 +112,8 @@ def reliability_chart(calibration: Calibration) -> str:
         alpha=0.75,
         label="accuracy in bin",
     )
+    for i, bar in enumerate(bars):
+        bar.set_gid(f"bin-{i}")
     ax.plot(
         [b.mean_confidence for b in bins],
         [b.accuracy for b in bins],
@@ -144,6 +148,7 @@ def triage_chart(calibrations: Sequence[Calibration]) -> str:
             color=colour,
             linewidth=2 if colour == _PALETTE[0] else 1.2,
             label=calibration.path,
+            gid=f"curve-{calibration.path}",
         )
     for x in (0.05, 0.10, 0.20):
         ax.axvline(x, color=_GREY, linewidth=0.5, linestyle=":")
