@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 import yaml
 
@@ -131,6 +132,8 @@ def test_reports_carry_calibration_and_agreement(
     summary = _run(judged_suite(), tmp_path / ".stateval").summary
     write_json_report(summary, tmp_path / "report.json")
     report = json.loads((tmp_path / "report.json").read_text())
+    schema = json.loads((Path(__file__).parents[1] / "docs" / "report-schema.json").read_text())
+    jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
     assert report["judge_agreement"]["overall"]["confusion"] == {"tp": 2, "fn": 0, "fp": 1, "tn": 1}
     assert report["judge_agreement"]["disagreements"][0]["case_id"] == "c3"
     name = next(f for f in report["calibration"]["fields"] if f["path"] == "user.name")
