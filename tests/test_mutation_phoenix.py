@@ -104,7 +104,9 @@ async def test_baseline_and_survivors_become_experiments_with_every_evaluation(
     assert logged.error is None
     assert list(logged.mutants) == ["M002"]  # survivors only, by default
 
-    experiments = _experiments(phoenix_url, dataset)
+    # mutation experiments have a dataset of their own; the team's dataset stays clean
+    assert _get(phoenix_url, "/v1/datasets", name=dataset)["data"] == []
+    experiments = _experiments(phoenix_url, dataset + "-mutation")
     assert set(experiments) == {"tiny-mutation-baseline", "tiny-mutant-drop_field-2"}
     base = experiments["tiny-mutation-baseline"]
     assert base["metadata"]["role"] == "baseline"
@@ -125,6 +127,8 @@ async def test_baseline_and_survivors_become_experiments_with_every_evaluation(
     assert meta["baseline_experiment_id"] == base["id"]
     assert meta["stateval_mutation_id"] == base["metadata"]["stateval_mutation_id"]
     assert drop["description"].startswith("M002 (survived): drops the update to a.y")
+    assert meta["wrote"] == survivor.wrote == "case one: a.y nothing (baseline '2')"
+    assert drop["description"].endswith("; e.g. case one: a.y nothing (baseline '2')")
 
     # the mutant's runs are the cases it changed, each with the runner's evaluations of it
     assert sorted(survivor.changed_cases) == ["one", "two"]
@@ -150,13 +154,16 @@ async def test_baseline_and_survivors_become_experiments_with_every_evaluation(
     assert base_stored[("two", "field:a.y")]["label"] == "matching"
     assert len(base_stored) == sum(len(s.evaluations) for s in report.baseline.cases)
 
-    # a survivor's link opens Phoenix's compare view, the baseline first
+    # a survivor's link opens Phoenix's compare view on the mutant, beside the baseline; the
+    # mutant's experiment covers only the cases it changed (its split), so the view lists those
     url = logged.url_of("M002")
     assert url == (
         f"{phoenix_url}/datasets/{base['dataset_id']}/compare"
-        f"?experimentId={base['id']}&experimentId={drop['id']}"
+        f"?experimentId={drop['id']}&experimentId={base['id']}"
     )
     assert logged.url_of("M001") is None
+    assert _get(phoenix_url, f"/v1/experiments/{drop['id']}")["data"]["example_count"] == 2
+    assert _get(phoenix_url, f"/v1/experiments/{base['id']}")["data"]["example_count"] == 3
 
 
 def _app() -> typer.Typer:
@@ -187,7 +194,7 @@ def test_the_command_logs_to_phoenix_and_prints_survivor_links(
     assert f"in Phoenix: {urls['M001']}" not in out  # links are printed for survivors
     baseline_url = data["phoenix"]["baseline_experiment_url"]
     assert f"Phoenix baseline experiment: {baseline_url}" in out
-    experiments = _experiments(phoenix_url, dataset)
+    experiments = _experiments(phoenix_url, dataset + "-mutation")
     assert set(experiments) == {
         "tiny-mutation-baseline",
         "tiny-mutant-drop_field-1",
@@ -227,7 +234,7 @@ def test_phoenix_flag_uses_the_server_stateval_run_would(
     path, dataset = _write(tmp_path)
     result = CliRunner().invoke(_app(), ["mutate", str(path), "--phoenix"])
     assert result.exit_code == 0, result.output
-    assert set(_experiments(phoenix_url, dataset)) == {
+    assert set(_experiments(phoenix_url, dataset + "-mutation")) == {
         "tiny-mutation-baseline",
         "tiny-mutant-drop_field-2",
     }

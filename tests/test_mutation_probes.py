@@ -100,6 +100,37 @@ def test_negative_and_delta_cases(tmp_path: Path) -> None:
     assert delta.metrics == {"n_delta": 1, "n_corrections": 1}
 
 
+def test_delta_and_negative_cases_apply_the_suites_policies(tmp_path: Path) -> None:
+    # "drama" in the pre-state and ["drama"] expected are the same under list_mode any_of, as
+    # are "Paris" and "paris" under case normalisation: those fields are kept, not changed
+    cases = [
+        {
+            "id": "genre-kept",
+            "pre_state": {"movie.genre": "drama", "movie.city": "Paris"},
+            "input": {"prompt": "movie.title=Heat"},
+            "expected_post_state": {
+                "movie.genre": ["drama"],
+                "movie.city": "paris",
+                "movie.title": "Heat",
+            },
+        },
+        {
+            "id": "nothing-new",
+            "pre_state": {"movie.city": "Paris"},
+            "input": {"prompt": "thanks"},
+            "expected_post_state": {"movie.city": "PARIS"},
+        },
+    ]
+    policies = {"movie.genre": {"list_mode": "any_of"}, "*": {"normalize": ["case"]}}
+    with_policies = ProbeContext.of(suite(tmp_path, cases, policies=policies))
+    delta = probe(with_policies, "delta_cases")
+    assert delta.metrics == {"n_delta": 1, "n_corrections": 0}
+    assert probe(with_policies, "negative_case").metrics == {"n_negative": 1}
+    strict = ProbeContext.of(suite(tmp_path, cases))
+    assert probe(strict, "delta_cases").metrics["n_delta"] == 0
+    assert probe(strict, "negative_case").metrics == {"n_negative": 0}
+
+
 async def test_threshold_calibration_flags_missing_loose_and_failing_thresholds(
     tmp_path: Path,
 ) -> None:

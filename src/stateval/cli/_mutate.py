@@ -11,9 +11,11 @@ Exit codes: 0 the mutation score reaches ``--fail-under`` (or none is set), 1 it
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
@@ -29,6 +31,8 @@ from stateval.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from stateval.mutation._runner import MutationReport
     from stateval.mutation._score import MutantResult
     from stateval.run import PhoenixTarget
@@ -160,7 +164,6 @@ def _run(
     phoenix_mutants: Literal["survivors", "all"],
 ) -> tuple[MutationReport, float | None]:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from stateval.errors import StatevalError
     from stateval.mutation._plugins import load_plugins, resolve_operators
@@ -184,34 +187,18 @@ def _run(
         limit=limit,
     )
     target = _phoenix_target(phoenix_url) if phoenix else None
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[killed]} killed"),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = progress.add_task(f"{suite.name}: mutants", total=None, killed=0)
-    killed = [0]
-
-    def on_mutant(result: MutantResult) -> None:
-        killed[0] += result.killed
-        progress.update(task, advance=1, killed=killed[0])
-
-    with progress:
+    err = Console(stderr=True)
+    watch = _Watch(suite.name, err) if err.is_terminal else _ProgressLines(suite.name, err)
+    with watch:
         report = asyncio.run(
-            run_mutation(
-                suite,
-                config,
-                on_plan=lambda n: progress.update(task, total=n),
-                on_mutant=on_mutant,
-            )
+            run_mutation(suite, config, on_plan=watch.plan, on_mutant=watch.mutant)
         )
     if target is not None:
         from stateval.mutation._phoenix import log_mutation
 
-        with Console(stderr=True).status(f"logging to Phoenix at {target.url}"):
+        if not err.is_terminal:
+            err.print(f"logging to Phoenix at {target.url}", highlight=False)
+        with err.status(f"logging to Phoenix at {target.url}"):
             logged = asyncio.run(log_mutation(suite, report, target, mutants=phoenix_mutants))
         report = replace(report, phoenix=logged)
     for path, write in ((junit, write_mutation_junit), (report_json, write_mutation_json)):
@@ -221,3 +208,79 @@ def _run(
             except OSError as exc:
                 raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
     return report, suite_fail_under(suite, fail_under)
+
+
+class _Watch:
+    """A progress bar of the mutants decided (on a terminal)."""
+
+    def __init__(self, name: str, console: Console) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[killed]} killed"),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task(f"{name}: mutants", total=None, killed=0)
+        self.killed = 0
+
+    def plan(self, total: int) -> None:
+        self.progress.update(self.task, total=total)
+
+    def mutant(self, result: MutantResult) -> None:
+        self.killed += result.killed
+        self.progress.update(self.task, advance=1, killed=self.killed)
+
+    def __enter__(self) -> None:
+        self.progress.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.progress.stop()
+
+
+PROGRESS_EVERY = 15.0
+"""Seconds between progress lines when stderr is not a terminal (CI logs)."""
+
+
+class _ProgressLines:
+    """Plain progress lines for logs: the plan, the first mutant, then one line every
+    `PROGRESS_EVERY` seconds, and the last one."""
+
+    def __init__(self, name: str, console: Console, every: float = PROGRESS_EVERY) -> None:
+        self.name = name
+        self.console = console
+        self.every = every
+        self.total = 0
+        self.done = 0
+        self.killed = 0
+        self.started = time.monotonic()
+        self.last = -every
+
+    def _line(self, text: str) -> None:
+        elapsed = time.monotonic() - self.started
+        self.console.print(f"{self.name}: {text} ({elapsed:.0f} s)", highlight=False)
+
+    def plan(self, total: int) -> None:
+        self.total = total
+        self._line(f"baseline done; {total} mutants to evaluate")
+
+    def mutant(self, result: MutantResult) -> None:
+        self.done += 1
+        self.killed += result.killed
+        now = time.monotonic()
+        if self.done in (1, self.total) or now - self.last >= self.every:
+            self.last = now
+            self._line(f"mutants {self.done}/{self.total} decided, {self.killed} killed")
+
+    def __enter__(self) -> None:
+        self._line("running the baseline")
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        return None

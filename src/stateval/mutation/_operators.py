@@ -112,7 +112,12 @@ def _per_path(
     paths: tuple[str, ...],
     make: Callable[[str], tuple[str, OutputTransform]],
 ) -> list[Mutant]:
-    return _mutants(system, operator, [make(path) for path in paths])
+    return [
+        replace(mutant, path=path)
+        for mutant, path in zip(
+            _mutants(system, operator, [make(path) for path in paths]), paths, strict=True
+        )
+    ]
 
 
 def _system(target: Any) -> System | None:
@@ -224,22 +229,17 @@ def _value_operator(
     return _per_path(system, operator, paths, make)
 
 
-def _example(system: System | None, path: str, change: Callable[[Any, Any], Any]) -> str:
-    for value in system.values.get(path, ()) if system is not None else ():
-        new = change(value, system.rng("example", path)) if system is not None else None
-        if new is not None and new != value:
-            return f" (e.g. {value!r} -> {new!r})"
-    return ""
-
-
 def perturb_value(target: Any) -> list[Mutant]:
-    """Per changed field: a near-miss value (see `near_miss`) where the mutator changed it."""
-    system = _system(target)
+    """Per changed field: a near-miss value (see `near_miss`) where the mutator changed it.
+
+    The description says what kind of change; what the mutant actually wrote is read off its
+    outputs (`MutantResult.wrote`), not off the suite's expected values.
+    """
 
     def describe(path: str) -> str:
         return (
             f"replaces the update to {path} with a near-miss (a string loses one letter or "
-            f"digit, a number is off by one){_example(system, path, near_miss)}"
+            "digit, a number is off by one)"
         )
 
     return _value_operator(target, "perturb_value", near_miss, describe)
@@ -247,14 +247,12 @@ def perturb_value(target: Any) -> list[Mutant]:
 
 def change_case(target: Any) -> list[Mutant]:
     """Per changed string field: the value in another letter case (lower <-> Title)."""
-    system = _system(target)
 
     def change(value: Any, _: Any) -> Any:
         return _other_case(value)
 
     def describe(path: str) -> str:
-        example = _example(system, path, change)
-        return f"changes the letter case of the update to {path}{example}"
+        return f"changes the letter case of the update to {path} (lower <-> Title)"
 
     return _value_operator(target, "change_case", change, describe)
 

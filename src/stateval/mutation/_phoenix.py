@@ -1,14 +1,16 @@
 """A mutation test logged to Phoenix, so survivors can be inspected in its UI.
 
-The suite's cases are the suite's Phoenix dataset (the version ``stateval run`` uses, created or
-versioned the same way). The baseline becomes the experiment ``<prefix>-mutation-baseline``
-with a run per case; each logged mutant (survivors by default, killed ones too on request)
-becomes ``<prefix>-mutant-<operator>-<n>`` (``n`` from its id, ``M007`` -> 7) with a run per
-case whose output it changed: the other cases are the baseline's. Every run carries the
-evaluations the runner's scoring produced for it (``state_accuracy``, ``overall_match``,
-``field:<path>``, ``check:<path>``...); the experiment's metadata says what the mutant changed,
-its operator, severity, status and suggestion. Phoenix's compare view, baseline first, shows
-a survivor's changed cases side by side with the baseline's.
+Mutation experiments go to a dataset of their own, ``<dataset>-mutation`` (the suite's cases,
+as ``stateval run`` uploads them), so the team's dataset lists only real runs. Each logged
+mutant gets a dataset split ``mutation-<id>-<mutant id>`` holding the cases whose output it
+changed. The baseline becomes the experiment ``<prefix>-mutation-baseline`` with a run per case;
+each logged mutant (survivors by default, killed ones too on request) becomes
+``<prefix>-mutant-<operator>-<n>`` (``n`` from its id, ``M007`` -> 7) over its split, with a run
+per changed case. Every run carries the evaluations the runner's scoring produced for it
+(``state_accuracy``, ``overall_match``, ``field:<path>``, ``check:<path>``...); the experiment's
+metadata says what the mutant changed, its operator, severity, status and suggestion. A
+survivor's link opens Phoenix's compare view with the mutant first, so it lists only the cases
+the mutant changed, each beside the baseline's run.
 """
 
 from __future__ import annotations
@@ -29,7 +31,16 @@ if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport
     from stateval.phoenix import DatasetRef, ExperimentRef, PhoenixUploader, RunRecord
 
-__all__ = ["LOGGED_STATUSES", "MutationExperiments", "log_mutation", "mutant_experiment_name"]
+__all__ = [
+    "LOGGED_STATUSES",
+    "MUTATION_DATASET_SUFFIX",
+    "MutationExperiments",
+    "log_mutation",
+    "mutant_experiment_name",
+]
+
+MUTATION_DATASET_SUFFIX = "-mutation"
+"""Mutation experiments go to the dataset ``<suite's dataset><suffix>``."""
 
 LOGGED_STATUSES: dict[str, tuple[str, ...]] = {
     "survivors": ("survived",),
@@ -66,13 +77,14 @@ class MutationExperiments:
 
     def url_of(self, mutant_id: str) -> str | None:
         """The mutant's experiment in the Phoenix UI, compared with the baseline when there is
-        one (the baseline is the compare view's base), or None when it was not logged."""
+        one, or None when it was not logged. The mutant is the compare view's base, so the
+        view lists only the cases it changed (its split), each beside the baseline's run."""
         ref = self.mutants.get(mutant_id)
         if ref is None:
             return None
         if self.baseline is None:
             return ref.url
-        return f"{self.baseline.url}&experimentId={ref.id}"
+        return f"{ref.url}&experimentId={self.baseline.id}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``--report-json``)."""
@@ -126,20 +138,28 @@ def _run_record(example_id: str, score: CaseScore) -> RunRecord:
 class _Log:
     """Uploads one mutation test: dataset, baseline experiment, mutant experiments."""
 
-    def __init__(self, uploader: PhoenixUploader, suite: Suite, report: MutationReport) -> None:
+    def __init__(
+        self,
+        uploader: PhoenixUploader,
+        suite: Suite,
+        report: MutationReport,
+        chosen: Sequence[MutantResult],
+    ) -> None:
         from stateval._version import __version__
 
         self.uploader = uploader
         self.suite = suite
         self.report = report
+        self.chosen = chosen
         self.dataset: DatasetRef | None = None
         self.baseline_ref: ExperimentRef | None = None
         self.done: dict[str, ExperimentRef] = {}
         self.runs = 0
         self.evaluations = 0
         self.error: str | None = None
+        self.mutation_id = uuid.uuid4().hex[:12]
         self.common = {
-            "stateval_mutation_id": uuid.uuid4().hex[:12],
+            "stateval_mutation_id": self.mutation_id,
             "suite": suite.name,
             "suite_hash": suite.suite_hash,
             "cases_hash": suite.cases_hash,
@@ -148,14 +168,26 @@ class _Log:
             "stateval_version": __version__,
         }
 
+    def split_of(self, result: MutantResult) -> str:
+        """The dataset split holding the cases ``result``'s mutant changed."""
+        return f"mutation-{self.mutation_id}-{result.id}"
+
     async def baseline(self) -> None:
-        """Make sure the dataset exists (as a run would), then log the baseline."""
+        """Upload the mutation dataset (the cases, one split per logged mutant), then log the
+        baseline."""
         from stateval.phoenix import Example
 
         suite, report = self.suite, self.report
         examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+        splits: dict[str, list[str]] = {}
+        for result in self.chosen:
+            for case_id in result.changed_cases:
+                splits.setdefault(case_id, []).append(self.split_of(result))
         self.dataset = await self.uploader.ensure_dataset(
-            suite.phoenix.dataset, examples, description=suite.model.description
+            suite.phoenix.dataset + MUTATION_DATASET_SUFFIX,
+            examples,
+            description=f"stateval mutate: the cases of suite {suite.name}",
+            splits=splits,
         )
         score = report.score
         metadata = {
@@ -187,6 +219,7 @@ class _Log:
             "operator": result.mutant.operator,
             "target": result.mutant.target,
             "description": result.mutant.description,
+            "wrote": result.wrote,
             "status": result.status,
             "killed": result.killed,
             "killed_by": list(result.killed_by),
@@ -199,17 +232,28 @@ class _Log:
         }
         self.done[result.id] = await self._experiment(
             mutant_experiment_name(self.suite.phoenix.experiment_prefix, result),
-            f"{result.id} ({result.status}): {result.mutant.description}",
+            f"{result.id} ({result.status}): {result.description}",
             metadata,
             [s for s in result.summary.cases if s.case_id in changed],
+            split=self.split_of(result),
         )
 
     async def _experiment(
-        self, name: str, description: str, metadata: Mapping[str, Any], scores: Sequence[CaseScore]
+        self,
+        name: str,
+        description: str,
+        metadata: Mapping[str, Any],
+        scores: Sequence[CaseScore],
+        *,
+        split: str | None = None,
     ) -> ExperimentRef:
         assert self.dataset is not None
         ref = await self.uploader.create_experiment(
-            self.dataset, name=name, description=description, metadata=metadata
+            self.dataset,
+            name=name,
+            description=description,
+            metadata=metadata,
+            splits=None if split is None else [split],
         )
         await asyncio.gather(*(self._case(ref.id, score) for score in scores))
         return ref
@@ -244,7 +288,8 @@ async def log_mutation(
     *,
     mutants: Literal["survivors", "all"] = "survivors",
 ) -> MutationExperiments:
-    """Log ``report``'s baseline and mutants to ``target`` as experiments on the suite's dataset.
+    """Log ``report``'s baseline and mutants to ``target`` as experiments on the mutation
+    dataset ``<dataset>-mutation`` (the suite's own dataset is left alone).
 
     Phoenix errors do not raise: what was logged so far is returned with ``error`` set.
 
@@ -263,7 +308,7 @@ async def log_mutation(
     async with PhoenixUploader(
         target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
     ) as uploader:
-        log = _Log(uploader, suite, report)
+        log = _Log(uploader, suite, report, chosen)
         try:
             await log.baseline()
             outcomes = await asyncio.gather(

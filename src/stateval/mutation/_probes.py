@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, TypeAlias
 
+from stateval.metrics import compare_delta
 from stateval.mutation._evals import Eval
 from stateval.mutation._score import MutantResult
 from stateval.run import RunSummary, Scoring
@@ -152,9 +153,18 @@ def field_coverage(config: ProbeContext) -> ProbeResult:
     )
 
 
+def _changes(config: ProbeContext, case: Case) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The paths ``case`` expects changed and kept, under the suite's own policies (so a
+    pre-state ``"drama"`` and an expected ``["drama"]`` are kept when the policy matches them)."""
+    pre, expected = case.pre_state, case.expected_post_state
+    delta = compare_delta(pre, expected, expected, config.scoring.policies)
+    return delta.changed_paths, delta.preserved_paths
+
+
 def negative_case(config: ProbeContext) -> ProbeResult:
-    """A case whose input should change nothing (expected post-state == pre-state)."""
-    ids = [c.id for c in config.cases if c.expected_post_state == c.pre_state]
+    """A case whose input should change nothing (expected post-state equals the pre-state under
+    the suite's policies)."""
+    ids = [c.id for c in config.cases if not _changes(config, c)[0]]
     if ids:
         return ProbeResult(
             "negative_case",
@@ -174,17 +184,17 @@ def negative_case(config: ProbeContext) -> ProbeResult:
 
 
 def delta_cases(config: ProbeContext) -> ProbeResult:
-    """Cases that start from a non-empty state, change some fields and keep others."""
+    """Cases that start from a non-empty state, change some fields and keep others (whether a
+    field changed is decided by its policy, as the delta view decides it)."""
     deltas, corrections = [], []
     for case in config.cases:
         pre, expected = case.pre_state, case.expected_post_state
         if not len(pre):
             continue
-        changed = [p for p in expected.paths() if pre.best(p) != expected.best(p)]
-        kept = [p for p in expected.paths() if p not in changed]
+        changed, kept = _changes(config, case)
         if changed and kept:
             deltas.append(case.id)
-        if any(p in pre for p in changed):
+        if any(p in pre and p in expected for p in changed):
             corrections.append(case.id)
     metrics = {"n_delta": len(deltas), "n_corrections": len(corrections)}
     if not deltas:

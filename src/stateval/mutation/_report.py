@@ -15,6 +15,7 @@ from stateval.mutation._runner import MutationReport
 from stateval.mutation._score import STATUSES
 
 __all__ = [
+    "inert_summary",
     "mutation_junit_xml",
     "print_mutation_report",
     "write_mutation_json",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 _SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
+_INERT_FIELDS = 8
 
 
 def print_mutation_report(
@@ -57,6 +59,9 @@ def print_mutation_report(
         console.print(Text(f"  ... and {len(report.baseline_failures) - 5} more", "yellow"))
     counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES)
     console.print(f"mutants: {len(report.results)} ({counts})")
+    inert = inert_summary(report)
+    if inert:
+        console.print(Text(inert, "yellow"))
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
@@ -84,7 +89,7 @@ def print_mutation_report(
                     f"  {r.id} ",
                     (f"{r.severity:<6}", style),
                     f" {r.mutant.operator}: ",
-                    r.mutant.description,
+                    r.description,
                 )
             )
             if r.suggestion:
@@ -110,6 +115,29 @@ def print_mutation_report(
         console.print(Text(line, "bold green" if ok else "bold red"))
 
 
+def inert_summary(report: MutationReport) -> str | None:
+    """One line on the inert mutants (output identical to the baseline's on every case), or
+    None when there are none: how many, the fields they target (usually fields the mutator
+    never writes), and how they weigh on the scores."""
+    inert = [r for r in report.results if r.status == "inert"]
+    if not inert:
+        return None
+    fields = list(dict.fromkeys(r.mutant.path for r in inert if r.mutant.path is not None))
+    shown = ", ".join(fields[:_INERT_FIELDS])
+    if len(fields) > _INERT_FIELDS:
+        shown += f" (+{len(fields) - _INERT_FIELDS} more)"
+    where = (
+        f" on {len(fields)} field(s) the mutator never changes in these cases: {shown}"
+        if fields
+        else ""
+    )
+    return (
+        f"{len(inert)} inert mutant(s){where}. Their output equals the baseline's, so no "
+        "suite can kill them: the mutation score counts them as not killed, the effective "
+        "score leaves them out."
+    )
+
+
 def _equivalents(report: MutationReport, console: Console, limit: int) -> None:
     equivalents = report.equivalents
     if not equivalents:
@@ -122,7 +150,7 @@ def _equivalents(report: MutationReport, console: Console, limit: int) -> None:
         )
     )
     for r in equivalents[:limit]:
-        console.print(f"  {r.id} {r.mutant.operator}: {r.mutant.description}")
+        console.print(Text(f"  {r.id} {r.mutant.operator}: {r.description}"))
         if r.suggestion:
             console.print(Text(f"       why: {r.suggestion}", "dim"))
     if len(equivalents) > limit:
@@ -180,6 +208,10 @@ def mutation_junit_xml(report: MutationReport) -> ET.Element:
         case = ET.SubElement(
             suite, "testcase", classname=r.mutant.operator, name=f"{r.id} {r.mutant.description}"
         )
+        if r.wrote:
+            ET.SubElement(case, "properties").append(
+                ET.Element("property", name="wrote", value=r.wrote)
+            )
         if r.status == "survived":
             failure = ET.SubElement(
                 case, "failure", type=f"Survivor.{r.severity}", message=r.suggestion or ""

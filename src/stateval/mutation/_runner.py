@@ -20,7 +20,14 @@ from stateval.mutation._mutant import Mutant, Operator
 from stateval.mutation._plugins import PROBES, generate_mutants, resolve_operators
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
 from stateval.mutation._score import STATUSES, MutantResult, MutationScore, severity
-from stateval.mutation._suggest import closest_call, equivalence, field_changes, suggest
+from stateval.mutation._suggest import (
+    ChangedCase,
+    closest_call,
+    equivalence,
+    field_changes,
+    suggest,
+    what_it_wrote,
+)
 from stateval.mutation._system import System, is_llm_mutator, split_transforms
 from stateval.mutation._verdict import (
     Outcomes,
@@ -280,6 +287,11 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
     for case_id in changed:
         scores[case_id] = score_case(by_id[case_id], results[case_id], job.scoring)
     summary = job.summarize(scores, rid)
+    pairs = [
+        ChangedCase(c, base.results[c].post_state, results[c].post_state, base.scores[c], scores[c])
+        for c in changed
+    ]
+    wrote = what_it_wrote(pairs)
     kills, keys = kills_of(base, summary, scores, changed)
     outcomes, complete = await job.grade(job.cheap, results, changed)
     eval_kills(base.outcomes, outcomes, kills, keys)
@@ -308,10 +320,9 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
             calls=calls,
             summary=summary,
             complete=complete,
+            wrote=wrote,
         )
-    diffs = field_changes(
-        (base.results[c].post_state, results[c].post_state, base.scores[c]) for c in changed
-    )
+    diffs = field_changes(pairs)
     if complete and unobserved(base, scores, outcomes, changed):
         return MutantResult(
             rid,
@@ -322,6 +333,7 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
             suggestion=equivalence(diffs, job.scoring),
             calls=calls,
             summary=summary,
+            wrote=wrote,
         )
     return MutantResult(
         rid,
@@ -335,6 +347,7 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
         calls=calls,
         summary=summary,
         complete=complete,
+        wrote=wrote,
     )
 
 

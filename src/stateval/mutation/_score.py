@@ -177,6 +177,8 @@ class MutantResult:
         calls: Paid calls spent on it (LLM mutator calls and ``is_llm`` evals).
         summary: The mutant's run summary (None unless it ran).
         complete: False when ``--max-calls`` stopped its LLM evals early.
+        wrote: One example of what the mutant's output holds where it differs from the
+            baseline's (``case c1: hotel.area 'nort' (baseline 'north')``).
     """
 
     id: str
@@ -193,11 +195,19 @@ class MutantResult:
     calls: int = 0
     summary: RunSummary | None = field(default=None, repr=False)
     complete: bool = True
+    wrote: str | None = None
 
     @property
     def killed(self) -> bool:
         """True when the suite's verdict failed on this mutant."""
         return self.status == "killed"
+
+    @property
+    def description(self) -> str:
+        """The mutant's description, with what it wrote when it changed an output."""
+        if self.wrote is None:
+            return self.mutant.description
+        return f"{self.mutant.description}; e.g. {self.wrote}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``--report-json``)."""
@@ -206,6 +216,7 @@ class MutantResult:
             "operator": self.mutant.operator,
             "target": self.mutant.target,
             "description": self.mutant.description,
+            "wrote": self.wrote,
             "status": self.status,
             "killed_by": list(self.killed_by),
             "kills": list(self.kills),

@@ -6,7 +6,9 @@ The suggestion is read off the difference between the baseline's and the mutant'
    mutant's accuracy and the baseline's, so the baseline still passes;
 2. many fields dropped: a minimum ``accuracy``;
 3. only extra fields appeared: a minimum ``overall_match_rate`` (accuracy does not count extras);
-4. the output changed but no score moved: the field policy that hides the change (ignored field,
+4. a field went wrong in some cases and right in others, so its accuracy did not move: the
+   errors cancel, and only a per-case verdict (an eval) can see it;
+5. the output changed but no score moved: the field policy that hides the change (ignored field,
    ignored confidence, case normalisation, fuzzy or numeric tolerance), or, when only
    inference / message_id changed, the ``provenance`` eval.
 """
@@ -23,7 +25,15 @@ from stateval.mutation._evals import EvalOutcome
 from stateval.run import CaseScore, FieldRow, RunSummary, Scoring
 from stateval.state import InterpretiveState, ValueConfidence
 
-__all__ = ["FieldChanges", "closest_call", "equivalence", "field_changes", "suggest"]
+__all__ = [
+    "ChangedCase",
+    "FieldChanges",
+    "closest_call",
+    "equivalence",
+    "field_changes",
+    "suggest",
+    "what_it_wrote",
+]
 
 _GLOB = frozenset("*?[")
 _MANY_FIELDS = 3
@@ -37,10 +47,19 @@ class FieldChanges:
         kinds: path -> what changed: ``presence``, ``value``, ``case`` (letter case only),
             ``confidence``, ``provenance`` (inference / message_id only).
         right_before: Paths the baseline got right in at least one case where they changed.
+        went_wrong: path -> cases where the baseline got it right and the mutant wrong.
+        went_right: path -> cases where the baseline got it wrong and the mutant right.
     """
 
     kinds: dict[str, set[str]] = field(default_factory=dict)
     right_before: set[str] = field(default_factory=set)
+    went_wrong: dict[str, list[str]] = field(default_factory=dict)
+    went_right: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def cancelling(self) -> list[str]:
+        """Paths that went wrong in some cases and right in others (their errors cancel)."""
+        return [p for p in self.went_wrong if p in self.went_right]
 
     def add(self, path: str, kind: str) -> None:
         """Record a change of ``kind`` at ``path``."""
@@ -63,12 +82,27 @@ def _kind(a: ValueConfidence | None, b: ValueConfidence | None) -> set[str]:
     return kinds or {"provenance"}
 
 
-def field_changes(
-    triples: Iterable[tuple[InterpretiveState | None, InterpretiveState | None, CaseScore]],
-) -> FieldChanges:
-    """Compare ``(baseline_output, mutant_output, baseline_score)`` of each changed case."""
+@dataclass(frozen=True, slots=True)
+class ChangedCase:
+    """One case whose output the mutant changed: both outputs and both scores."""
+
+    case_id: str
+    base: InterpretiveState | None
+    mutant: InterpretiveState | None
+    base_score: CaseScore
+    mutant_score: CaseScore
+
+
+def _right(score: CaseScore, path: str) -> bool:
+    compared = score.comparison.field(path)
+    return compared is None or compared.matched
+
+
+def field_changes(cases: Iterable[ChangedCase]) -> FieldChanges:
+    """How the mutant's outputs differ from the baseline's over the changed cases."""
     out = FieldChanges()
-    for base, mutant, score in triples:
+    for case in cases:
+        base, mutant = case.base, case.mutant
         if base is None or mutant is None:
             continue
         for path in dict.fromkeys([*base.paths(), *mutant.paths()]):
@@ -76,10 +110,59 @@ def field_changes(
                 continue
             for kind in _kind(base.best(path), mutant.best(path)):
                 out.add(path, kind)
-            compared = score.comparison.field(path)
-            if compared is None or compared.matched:
+            before, after = _right(case.base_score, path), _right(case.mutant_score, path)
+            if before:
                 out.right_before.add(path)
+            if before and not after:
+                out.went_wrong.setdefault(path, []).append(case.case_id)
+            elif after and not before:
+                out.went_right.setdefault(path, []).append(case.case_id)
     return out
+
+
+def _value(vc: ValueConfidence | None) -> str:
+    return "nothing" if vc is None else repr(vc.value)
+
+
+def what_it_wrote(cases: Iterable[ChangedCase]) -> str | None:
+    """One example of what the mutant wrote, from the first changed case: the path, the value
+    the mutant's output holds and the baseline's (``case c1: hotel.area 'nort' (baseline
+    'north')``)."""
+    for case in cases:
+        base, mutant = case.base, case.mutant
+        if mutant is None:
+            error = case.mutant_score.result.error
+            return f"case {case.case_id}: the call failed ({error})"
+        if base is None:
+            return f"case {case.case_id}: an output where the baseline's call failed"
+        for path in dict.fromkeys([*base.paths(), *mutant.paths()]):
+            before, after = base.best(path), mutant.best(path)
+            if before == after:
+                continue
+            if before is not None and after is not None and before.value == after.value:
+                if before.confidence != after.confidence:
+                    return (
+                        f"case {case.case_id}: {path} confidence {after.confidence:g} "
+                        f"(baseline {before.confidence:g})"
+                    )
+                return f"case {case.case_id}: {path} with other inference / message_id"
+            return f"case {case.case_id}: {path} {_value(after)} (baseline {_value(before)})"
+    return None
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:2])
+    return shown + (f" +{len(ids) - 2}" if len(ids) > 2 else "")
+
+
+def _cancel_line(path: str, changes: FieldChanges) -> str:
+    wrong, right = changes.went_wrong[path], changes.went_right[path]
+    return (
+        f"the errors cancel: {path} turns wrong in {len(wrong)} case(s) ({_ids(wrong)}) and "
+        f"right in {len(right)} ({_ids(right)}), so its accuracy does not move and no "
+        f"aggregate threshold can notice; an eval fn(output, case) that fails when {path} is "
+        "wrong (`--eval module:fn`) sees it case by case"
+    )
 
 
 def _pattern(policies: FieldPolicies, path: str) -> str | None:
@@ -201,6 +284,9 @@ def suggest(
         b, m = getattr(base, name), getattr(mutant, name)
         if b is not None and m is not None and m < b:
             return _aggregate(name, b, m, getattr(thresholds, name))
+    cancelling = changes.cancelling
+    if cancelling:
+        return _cancel_line(cancelling[0], changes)
     hidden = [
         line
         for path, kinds in changes.kinds.items()

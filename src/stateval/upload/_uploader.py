@@ -114,13 +114,26 @@ class PhoenixUploader:
     # -- datasets ------------------------------------------------------------------------------
 
     async def ensure_dataset(
-        self, name: str, examples: Sequence[Example], *, description: str | None = None
+        self,
+        name: str,
+        examples: Sequence[Example],
+        *,
+        description: str | None = None,
+        splits: Mapping[str, Sequence[str]] | None = None,
     ) -> DatasetRef:
         """Make dataset ``name`` hold exactly ``examples``; upload only if its content differs.
 
         A new dataset is created; an existing one whose latest version already has these ids and
         contents is left alone (nothing is sent); otherwise a new version is added in which
         changed examples are updated, new ones created and missing ones removed.
+
+        Args:
+            name: The dataset.
+            examples: Its examples.
+            description: The dataset's description.
+            splits: Case id -> the dataset splits (by name) its example joins; with splits the
+                examples are always uploaded (a new version), since the split assignment is
+                not part of the stored content.
 
         Raises:
             DatasetError: There are no examples, or two share a case id.
@@ -135,7 +148,7 @@ class PhoenixUploader:
         local_hash = content_hash(
             [(e.case_id, dict(e.input), dict(e.output), e.stored_metadata()) for e in examples]
         )
-        existing = await self._find_dataset(name)
+        existing = None if splits else await self._find_dataset(name)
         if existing is not None:
             stored = await self._examples(existing)
             if _stored_hash(stored) == local_hash:
@@ -150,6 +163,8 @@ class PhoenixUploader:
         }
         if description:
             body["description"] = description
+        if splits:
+            body["splits"] = [list(splits.get(case_id, ())) or None for case_id in ids]
         uploaded = await self._http.call(
             UploadWire, "POST", "/v1/datasets/upload", json=body, params={"sync": "true"}
         )
@@ -175,8 +190,10 @@ class PhoenixUploader:
         name: str,
         description: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        splits: Sequence[str] | None = None,
     ) -> ExperimentRef:
-        """Create an experiment (one repetition) over ``dataset``'s version."""
+        """Create an experiment (one repetition) over ``dataset``'s version (only the examples
+        of ``splits``, by name, when given: Phoenix's compare view then lists just those)."""
         body: dict[str, Any] = {
             "name": name,
             "repetitions": 1,
@@ -185,6 +202,8 @@ class PhoenixUploader:
         }
         if description:
             body["description"] = description
+        if splits is not None:
+            body["splits"] = list(splits)
         created = await self._http.call(
             ExperimentBodyWire, "POST", f"/v1/datasets/{dataset.id}/experiments", json=body
         )
