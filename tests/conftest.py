@@ -24,6 +24,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The local Phoenix is one per user, under the user's data directory: tests keep theirs in a
+# folder of their own (subprocesses inherit it), never touching the user's server.
+os.environ["STATEVAL_PHOENIX_HOME"] = tempfile.mkdtemp(prefix="stateval-test-phoenix-home-")
+
 # The machine is small and shared: no wall-clock bounds in tests, Hypothesis' included.
 settings.register_profile(
     "stateval", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True

@@ -69,7 +69,23 @@ async def test_a_wrong_return_type_names_the_callable() -> None:
         await mutator.mutate(InterpretiveState(), INPUT)
     message = str(caught.value)
     assert "forgets_to_return" in message
-    assert "returned NoneType, not an InterpretiveState" in message
+    assert "returned NoneType, not an InterpretiveState or a flat {path: value} dict" in message
+
+
+async def test_a_flat_dict_is_the_post_state() -> None:
+    def tracker(state: InterpretiveState, input: StructuredInput) -> dict[str, object]:
+        return {**state.to_flat(), "hotel.area": "north", "hotel.stars": 4}
+
+    pre = InterpretiveState.from_flat({"hotel.name": "acorn"})
+    post = await PythonMutator(tracker).mutate(pre, INPUT)  # type: ignore[arg-type]
+    assert post.to_flat() == {"hotel.name": "acorn", "hotel.area": "north", "hotel.stars": 4}
+    assert post.best("hotel.area") == ValueConfidence("north", 1.0)
+
+    def bad_path(state: InterpretiveState, input: StructuredInput) -> dict[str, object]:
+        return {"hotel..area": "north"}
+
+    with pytest.raises(MutatorError, match=r"bad_path returned a dict that is not a flat state"):
+        await PythonMutator(bad_path).mutate(pre, INPUT)  # type: ignore[arg-type]
 
 
 def test_describe_names_the_wrapped_callable() -> None:

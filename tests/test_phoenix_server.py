@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from stateval.errors import PhoenixUnavailableError
 from stateval.server import (
     PHOENIX_SERVER_VERSION,
     EmbeddedPhoenix,
+    find_uv,
+    phoenix_home,
     provision_server_env,
     provisioning_commands,
     server_env_dir,
@@ -52,38 +55,66 @@ def _script(path: Path, body: str) -> Path:
 def test_start_reuse_status_and_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATEVAL_PHOENIX_BIN", _phoenix_bin())
     lines: list[str] = []
-    server = EmbeddedPhoenix(tmp_path / ".stateval", out=lines.append)
+    home = tmp_path / "phoenix"
+    server = EmbeddedPhoenix(home, out=lines.append)
     assert not server.status().running
 
     url = server.ensure_running()
     try:
         assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
-        record = json.loads((tmp_path / ".stateval" / "phoenix" / "server.json").read_text())
+        record = json.loads((home / "server.json").read_text())
         assert record["url"] == url
         assert url.startswith("http://127.0.0.1:")
         assert {"pid", "port", "url", "started_at"} <= set(record)
-        assert (tmp_path / ".stateval" / "phoenix" / "phoenix.db").exists()
+        assert (home / "phoenix.db").exists()
         assert any(url in line for line in lines)
 
         # A second run (a new object, as a new process would make) reuses the same server.
-        again = EmbeddedPhoenix(tmp_path / ".stateval", out=lines.append)
+        again = EmbeddedPhoenix(home, out=lines.append)
         assert again.ensure_running() == url
         status = again.status()
         assert status.running
         assert status.pid == record["pid"]
         assert status.url == url
+        assert status.version == PHOENIX_SERVER_VERSION
+        assert status.uptime is not None
+        assert status.uptime >= 0
+        # asking for another port while it runs says how to get there
+        with pytest.raises(PhoenixUnavailableError, match=r"already runs at .*phoenix stop"):
+            again.ensure_running(port=record["port"] + 1)
     finally:
         stopped = server.stop()
     assert stopped
     assert not server.status().running
-    assert not (tmp_path / ".stateval" / "phoenix" / "server.json").exists()
+    assert not (home / "server.json").exists()
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{url}/healthz", timeout=2)
     assert server.stop() is False
 
 
+def test_the_local_phoenix_lives_in_the_user_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STATEVAL_PHOENIX_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert phoenix_home() == tmp_path / "data" / "stateval" / "phoenix"
+    monkeypatch.chdir(tmp_path)  # whatever the folder
+    assert EmbeddedPhoenix().data_dir == tmp_path / "data" / "stateval" / "phoenix"
+    monkeypatch.setenv("STATEVAL_PHOENIX_HOME", str(tmp_path / "mine"))
+    assert EmbeddedPhoenix().data_dir == tmp_path / "mine"
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(PhoenixUnavailableError, match=f"port {port} on 127.0.0.1 is in use"):
+            EmbeddedPhoenix(tmp_path).ensure_running(port)
+
+
 def test_stop_never_signals_a_pid_that_is_not_phoenix(tmp_path: Path) -> None:
-    server = EmbeddedPhoenix(tmp_path)
+    server = EmbeddedPhoenix(tmp_path / "phoenix")
     server.data_dir.mkdir(parents=True)
     # A stale record whose pid now belongs to another process: this very test run.
     server.state_file.write_text(_stale_record(os.getpid()))
@@ -131,17 +162,32 @@ def test_provisioning_commands_install_the_pinned_server(tmp_path: Path) -> None
     assert pip[0] == ["/usr/bin/python3", "-m", "venv", str(env)]
     assert pip[1][:4] == [str(env / "bin" / "python"), "-m", "pip", "install"]
     assert pip[1][-1] == "arize-phoenix==20.26.1"
-    assert "--quiet" in pip[1]
+    assert "--quiet" not in pip[1]  # pip's own lines go to the log
     uv = provisioning_commands(env, python="/usr/bin/python3", uv="/opt/uv")
     assert uv[0] == ["/opt/uv", "venv", "--quiet", "--python", "/usr/bin/python3", str(env)]
+    assert uv[1][:3] == ["/opt/uv", "pip", "install"]
     assert uv[1][-1] == "arize-phoenix==20.26.1"
-    assert "--quiet" in uv[1]
 
 
-def _fake_uv(tools: Path, calls: Path, *, fail: bool = False) -> None:
-    """A stand-in `uv` on PATH: records each call and lays out what a real install would.
+def test_uv_is_found_from_stateval_s_own_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STATEVAL_UV", raising=False)
+    monkeypatch.setenv("PATH", "/nowhere")  # not from PATH: from the uv wheel stateval installs
+    found = find_uv()
+    assert found is not None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("uv ")
+    monkeypatch.setenv("STATEVAL_UV", "off")
+    assert find_uv() is None
+    monkeypatch.setenv("STATEVAL_UV", "/nowhere/uv")
+    with pytest.raises(PhoenixUnavailableError, match="STATEVAL_UV=/nowhere/uv"):
+        find_uv()
 
-    Its install step prints 300 lines of chatter (and fails at the end when ``fail``).
+
+def _fake_uv(tools: Path, calls: Path, *, fail: bool = False, slow: bool = False) -> None:
+    """A stand-in `uv`: records each call and lays out what a real install would.
+
+    Its install step prints 300 lines of chatter (``slow``: then waits a second; fails at the
+    end when ``fail``).
     """
     tools.mkdir()
     install = (
@@ -149,6 +195,8 @@ def _fake_uv(tools: Path, calls: Path, *, fail: bool = False) -> None:
         'py=$(echo "$@" | sed "s/.*--python \\([^ ]*\\).*/\\1/"); d=$(dirname "$py"); '
         'i=0; while [ $i -lt 300 ]; do echo "WARNING: chatter line $i"; i=$((i+1)); done; '
     )
+    if slow:
+        install += "sleep 1; "
     install += (
         'echo "ERROR: No matching distribution found for $last" >&2; exit 1'
         if fail
@@ -163,30 +211,40 @@ def _fake_uv(tools: Path, calls: Path, *, fail: bool = False) -> None:
     )
 
 
-def test_provisioning_runs_once_with_one_line_of_output(
+def test_provisioning_runs_once_and_shows_its_steps_and_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = tmp_path / "calls.log"
-    _fake_uv(tmp_path / "tools", calls)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
+    _fake_uv(tmp_path / "tools", calls, slow=True)
+    monkeypatch.setenv("STATEVAL_UV", str(tmp_path / "tools" / "uv"))
+    monkeypatch.setattr("stateval.server._provision.PROGRESS_EVERY", 0.2)
     lines: list[str] = []
     env = tmp_path / "server-env"
 
     executable = provision_server_env(env, out=lines.append)
     assert executable == env / "bin" / "phoenix"
     assert (env / ".stateval-provisioned").read_text().strip() == PHOENIX_SERVER_VERSION
-    assert len(lines) == 1
-    assert "takes a few minutes" in lines[0]
-    assert str(env) in lines[0]
-    log = (env / "provision.log").read_text()
-    assert "Installed arize-phoenix" in log
-    assert "chatter line 299" in log
-    assert all("--quiet" in call for call in calls.read_text().splitlines())
+    log = env / "provision.log"
+    assert lines[0].startswith(
+        f"Installing the Phoenix server (arize-phoenix=={PHOENIX_SERVER_VERSION}) into {env} "
+        f"with uv; log: {log}"
+    )
+    assert lines[1] == "  [1/2] uv venv ..."
+    assert lines[2] == "  [2/2] uv pip ..."
+    # while the install step runs: its elapsed time and the installer's latest line
+    ticks = [line for line in lines[3:-1] if line.startswith("    ... ")]
+    assert ticks
+    assert all("WARNING: chatter line" in line for line in ticks)
+    assert lines[-1].startswith("  Phoenix server installed in ")
+    text = log.read_text()
+    assert "Installed arize-phoenix" in text
+    assert "chatter line 299" in text
     assert len(calls.read_text().splitlines()) == 2
 
+    shown = len(lines)
     assert provision_server_env(env, out=lines.append) == executable
     assert len(calls.read_text().splitlines()) == 2  # nothing re-installed
-    assert len(lines) == 1
+    assert len(lines) == shown  # and nothing printed
 
 
 def test_failed_provisioning_says_why_with_the_log_tail(
@@ -194,7 +252,7 @@ def test_failed_provisioning_says_why_with_the_log_tail(
 ) -> None:
     calls = tmp_path / "calls.log"
     _fake_uv(tmp_path / "tools", calls, fail=True)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STATEVAL_UV", str(tmp_path / "tools" / "uv"))
     lines: list[str] = []
     env = tmp_path / "server-env"
 
@@ -204,7 +262,7 @@ def test_failed_provisioning_says_why_with_the_log_tail(
     assert "No matching distribution found for arize-phoenix==" in message
     assert str(env / "provision.log") in message
     assert "chatter line 0\n" not in message  # the tail, not the whole log
-    assert len(lines) == 1
+    assert lines[-1] == "  [2/2] uv pip ..."
     assert not (env / ".stateval-provisioned").exists()
 
 
@@ -212,7 +270,7 @@ def test_pip_failure_without_an_index_reports_pips_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The real venv + pip path, made to fail fast and offline: no index, nothing to find.
-    monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))  # no uv
+    monkeypatch.setenv("STATEVAL_UV", "off")
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
     lines: list[str] = []
@@ -221,7 +279,8 @@ def test_pip_failure_without_an_index_reports_pips_error(
         provision_server_env(env, out=lines.append)
     assert f"arize-phoenix=={PHOENIX_SERVER_VERSION}" in str(caught.value)
     assert "$ " + str(env / "bin" / "python") in (env / "provision.log").read_text()
-    assert len(lines) == 1
+    assert "with pip (no uv found" in lines[0]
+    assert lines[1:] == ["  [1/2] venv ...", "  [2/2] pip install ..."]
 
 
 @pytest.mark.skipif(

@@ -49,7 +49,10 @@ app = typer.Typer(
     # (``--debug <bool>``, ``--help <bool>``); the plain formatter shows flags bare.
     rich_markup_mode=None,
 )
-phoenix_app = typer.Typer(help="Manage the embedded Phoenix server.", no_args_is_help=True)
+phoenix_app = typer.Typer(
+    help="Manage the local Phoenix server (one per user, found from any folder).",
+    no_args_is_help=True,
+)
 app.add_typer(phoenix_app, name="phoenix")
 model_app = typer.Typer(
     short_help="Serve the packaged local model (SmolLM2-135M-Instruct).",
@@ -102,11 +105,11 @@ def _write_reports(
 
 
 def _resolve_phoenix(
-    phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None, home: Path
+    phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
     from stateval.run._target import resolve_phoenix
 
-    return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, home, announce=_stderr().print)
+    return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, announce=_stderr().print)
 
 
 @app.command(short_help="Run a suite, scored per field, reported to Phoenix.")
@@ -175,7 +178,7 @@ def run(
                 f"Resuming run {journal.run_id}: {len(journal.missing)} of "
                 f"{len(journal.header.case_ids)} cases left to run"
             )
-        target = _resolve_phoenix(phoenix_url, no_phoenix, recorded, home)
+        target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
         if not resume:
             journal = start_journal(
                 home,
@@ -326,7 +329,7 @@ def rescore(
         recorded = journal.header.phoenix_url
         target = None
         if phoenix_url or phoenix or (recorded and not no_phoenix):
-            target = _resolve_phoenix(phoenix_url, no_phoenix, recorded, home)
+            target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
         if target is None:
             summary = rescore_run(suite, journal)
         else:
@@ -372,26 +375,36 @@ def schema(
         output.write_text(text, encoding="utf-8")
 
 
-@phoenix_app.command("start", short_help="Start the embedded Phoenix server.")
+@phoenix_app.command("start", short_help="Start the local Phoenix server (one per user).")
 def phoenix_start(
+    port: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=65535, metavar="PORT", help="Port to listen on (default 6006, else free)."
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
-    """Start the embedded Phoenix server (or find it running) and print its URL."""
+    """Start the local Phoenix server (or find it running) and print its URL.
+
+    There is one per user, its data in the user's data directory (STATEVAL_PHOENIX_HOME moves
+    it); every run, from any folder, reports to it unless told otherwise.
+    """
     with errors_to_exit(debug):
         from stateval.server import EmbeddedPhoenix
 
-        print(EmbeddedPhoenix(_home()).ensure_running())
+        print(EmbeddedPhoenix().ensure_running(port))
 
 
 @phoenix_app.command("stop")
 def phoenix_stop(
     debug: DebugOption = False,
 ) -> None:
-    """Stop the embedded Phoenix server."""
+    """Stop the local Phoenix server."""
     with errors_to_exit(debug):
         from stateval.server import EmbeddedPhoenix
 
-        stopped = EmbeddedPhoenix(_home()).stop()
+        stopped = EmbeddedPhoenix().stop()
         print("stopped" if stopped else "not running")
 
 
@@ -399,16 +412,36 @@ def phoenix_stop(
 def phoenix_status(
     debug: DebugOption = False,
 ) -> None:
-    """Say whether the embedded Phoenix server is running, and where."""
+    """Say whether the local Phoenix server runs: URL, version, uptime, data folder.
+
+    Exit code 0 when it runs, 1 when it does not.
+    """
     with errors_to_exit(debug):
         from stateval.server import EmbeddedPhoenix
 
-        status = EmbeddedPhoenix(_home()).status()
-        state = "running" if status.running else "not running"
-        where = f" at {status.url} (pid {status.pid})" if status.running else ""
-        print(f"{state}{where}; data in {status.data_dir}")
+        status = EmbeddedPhoenix().status()
+        if status.running:
+            print(f"running at {status.url} (pid {status.pid})")
+            print(f"version:  arize-phoenix {status.version or 'unknown'}")
+            print(f"uptime:   {_duration(status.uptime or 0.0)}")
+        else:
+            print("not running (`stateval phoenix start` starts it)")
+        print(f"data:     {status.data_dir}")
+        print(f"log:      {status.log_file}")
         if not status.running:
             raise typer.Exit(1)
+
+
+def _duration(seconds: float) -> str:
+    """``2 h 05 min``, ``3 min 07 s``, ``12 s``."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
 
 
 @model_app.command("serve", short_help="Serve the packaged model until Ctrl-C.")

@@ -138,10 +138,10 @@ def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
     ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
     from rich.console import Console
 
-    from stateval.run._target import resolve_phoenix, stateval_home
+    from stateval.run._target import resolve_phoenix
 
     announce = Console(stderr=True, highlight=False).print
-    target = resolve_phoenix(phoenix_url, False, None, stateval_home(), announce=announce)
+    target = resolve_phoenix(phoenix_url, False, None, announce=announce)
     assert target is not None
     return target
 

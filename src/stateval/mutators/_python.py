@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from stateval.errors import MutatorError, MutatorLoadError
+from stateval.errors import MutatorError, MutatorLoadError, StateError
 from stateval.mutators._input import StructuredInput
 from stateval.mutators._mutator import Mutator, MutatorFunction, MutatorLike
 from stateval.state import InterpretiveState
@@ -26,7 +26,9 @@ class PythonMutator:
     (`asyncio.to_thread`), so a blocking one does not stall other cases.
 
     Args:
-        fn: The callable. It may return the (changed) copy it was given or a new state.
+        fn: The callable. It may return the (changed) copy it was given, a new state, or a flat
+            ``{path: value}`` dict: the whole post-state, each value with confidence 1.0 (see
+            `InterpretiveState.from_flat`).
 
     Example:
         >>> def set_name(state, input):
@@ -54,9 +56,12 @@ class PythonMutator:
             result = await asyncio.to_thread(self.fn, working, input)
             if inspect.isawaitable(result):
                 result = await result
+        if isinstance(result, dict):
+            return _from_flat(self.name, result)
         if not isinstance(result, InterpretiveState):
             raise MutatorError(
-                f"mutator {self.name} returned {type(result).__name__}, not an InterpretiveState"
+                f"mutator {self.name} returned {type(result).__name__}, not an "
+                "InterpretiveState or a flat {path: value} dict"
             )
         return result
 
@@ -131,6 +136,18 @@ def load_callable(spec: str, *, search_path: Sequence[str | Path] = ()) -> Any:
                 spec, f"{module_name!r} has no attribute {attr!r}{missing}"
             ) from None
     return target
+
+
+def _from_flat(name: str, values: dict[Any, Any]) -> InterpretiveState:
+    """A mutator's flat ``{path: value}`` result as a state, or one line on what is wrong."""
+    bad = next((key for key in values if not isinstance(key, str)), None)
+    if bad is not None:
+        raise MutatorError(f"mutator {name} returned a dict with the non-string key {bad!r}")
+    try:
+        return InterpretiveState.from_flat(values)
+    except StateError as exc:
+        problem = f"mutator {name} returned a dict that is not a flat state: {exc}"
+        raise MutatorError(problem) from exc
 
 
 def _is_async(fn: object) -> bool:

@@ -3,13 +3,15 @@
 The Phoenix *server* package makes any ``import phoenix.*`` take 12-14 s, so it never enters
 stateval's environment. `EmbeddedPhoenix` runs the ``phoenix`` executable of a separate virtual
 environment (provisioned once under a per-user cache directory, or named by
-``STATEVAL_PHOENIX_BIN``) as a detached process with its data under ``<root>/phoenix/``, and
-records it in ``<root>/phoenix/server.json`` so later runs reuse it.
+``STATEVAL_PHOENIX_BIN``) as a detached process. There is one per user: its data lives in the
+user's data directory (`phoenix_home`: ``~/.local/share/stateval/phoenix`` on Linux, via
+``platformdirs``; ``STATEVAL_PHOENIX_HOME`` moves it), and ``server.json`` there records the
+running server, so every run, from any folder, finds and reuses it.
 
 Example:
-    >>> server = EmbeddedPhoenix(Path(".stateval"))   # doctest: +SKIP
-    >>> url = server.ensure_running()                   # doctest: +SKIP
-    >>> server.stop()                                   # doctest: +SKIP
+    >>> server = EmbeddedPhoenix()          # doctest: +SKIP
+    >>> url = server.ensure_running()       # doctest: +SKIP
+    >>> server.stop()                       # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -26,12 +28,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import platformdirs
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.server._provision import Printer, locked, phoenix_executable, stderr_printer
 
-__all__ = ["EmbeddedPhoenix", "PhoenixServerStatus"]
+__all__ = ["ENV_PHOENIX_HOME", "EmbeddedPhoenix", "PhoenixServerStatus", "phoenix_home"]
+
+ENV_PHOENIX_HOME = "STATEVAL_PHOENIX_HOME"
+"""Environment variable naming the embedded server's data folder (default: `phoenix_home`)."""
+
+
+def phoenix_home() -> Path:
+    """The embedded server's data folder: ``$STATEVAL_PHOENIX_HOME``, else ``phoenix`` in the
+    user's data directory (``platformdirs.user_data_dir("stateval")``)."""
+    override = os.environ.get(ENV_PHOENIX_HOME)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir("stateval", appauthor=False)) / "phoenix"
+
 
 _PREFERRED_PORT = 6006
 _HOST = "127.0.0.1"
@@ -43,7 +59,7 @@ _DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PHOENIX_SQL_DATABASE
 
 
 class _ServerRecord(BaseModel):
-    """What ``server.json`` holds about the server this project started."""
+    """What ``server.json`` holds about the running server."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -64,8 +80,9 @@ class PhoenixServerStatus:
         url: Its base URL when one is recorded.
         pid: Its process id when one is recorded.
         started_at: When it was started.
-        data_dir: Where its data lives (``<root>/phoenix``).
+        data_dir: Where its data lives.
         log_file: Its combined stdout / stderr.
+        version: The server's ``arize-phoenix`` version, when it is running.
     """
 
     running: bool
@@ -74,48 +91,64 @@ class PhoenixServerStatus:
     started_at: datetime | None
     data_dir: Path
     log_file: Path
+    version: str | None = None
+
+    @property
+    def uptime(self) -> float | None:
+        """Seconds since the server started, when it is running."""
+        if not self.running or self.started_at is None:
+            return None
+        return max(0.0, (datetime.now(UTC) - self.started_at).total_seconds())
 
 
 class EmbeddedPhoenix:
-    """A local Phoenix server with its data under ``<root>/phoenix/``, shared by later runs.
+    """The user's local Phoenix server, its data in ``data_dir``, shared by every later run.
 
     Args:
-        root: The project's stateval folder.
+        data_dir: Its data folder (default: `phoenix_home`, one per user).
         startup_timeout: Seconds to wait for a new server to become healthy.
         out: Where progress lines go (stderr by default).
     """
 
     def __init__(
         self,
-        root: Path = Path(".stateval"),
+        data_dir: Path | None = None,
         *,
         startup_timeout: float = 180.0,
         out: Printer = stderr_printer,
     ) -> None:
-        self.root = root.expanduser().resolve()
-        self.data_dir = self.root / "phoenix"
+        self.data_dir = (data_dir or phoenix_home()).expanduser().resolve()
         self.state_file = self.data_dir / "server.json"
         self.log_file = self.data_dir / "server.log"
         self.startup_timeout = startup_timeout
         self._out = out
 
-    def ensure_running(self) -> str:
+    def ensure_running(self, port: int | None = None) -> str:
         """Return the URL of a healthy server, starting one (and its environment) if needed.
+
+        Args:
+            port: The port a new server listens on (default: 6006 when free, else any free
+                one). A server already running on another port is an error: stop it first.
 
         Raises:
             PhoenixUnavailableError: The server exited or stayed unhealthy (the log tail says
-                why), or its environment could not be provisioned.
+                why), ``port`` is taken, or the environment could not be provisioned.
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with locked(self.data_dir / "server.lock"):
             record = self._read_record()
             if record is not None and _is_phoenix(record.pid):
+                if port is not None and record.port != port:
+                    raise PhoenixUnavailableError(
+                        f"the local Phoenix already runs at {record.url} (pid {record.pid}); "
+                        f"`stateval phoenix stop` first to start it on port {port}"
+                    )
                 if _healthy(record.url):
                     return record.url
                 self._wait_healthy(record, deadline=time.monotonic() + self.startup_timeout)
                 return record.url
             self.state_file.unlink(missing_ok=True)
-            return self._start()
+            return self._start(port)
 
     def stop(self) -> bool:
         """Stop the recorded server; True if one was running.
@@ -134,7 +167,7 @@ class EmbeddedPhoenix:
             return stopped
 
     def status(self) -> PhoenixServerStatus:
-        """Report whether the recorded server is alive and healthy."""
+        """Report whether the recorded server is alive and healthy, and its version."""
         record = self._read_record()
         running = record is not None and _is_phoenix(record.pid) and _healthy(record.url)
         return PhoenixServerStatus(
@@ -144,6 +177,7 @@ class EmbeddedPhoenix:
             started_at=record.started_at if record else None,
             data_dir=self.data_dir,
             log_file=self.log_file,
+            version=_version(record.url) if running and record else None,
         )
 
     # -- internals -----------------------------------------------------------------------------
@@ -154,9 +188,12 @@ class EmbeddedPhoenix:
         except (OSError, ValidationError):
             return None
 
-    def _start(self) -> str:
+    def _start(self, port: int | None) -> str:
+        if port is not None and not _port_free(port):
+            raise PhoenixUnavailableError(f"port {port} on {_HOST} is in use; pick another")
         executable = phoenix_executable(out=self._out)
-        port = _PREFERRED_PORT if _port_free(_PREFERRED_PORT) else _free_port()
+        if port is None:
+            port = _PREFERRED_PORT if _port_free(_PREFERRED_PORT) else _free_port()
         grpc_port = _free_port()
         env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
         env |= {
@@ -290,6 +327,15 @@ def _healthy(url: str) -> bool:
         return httpx.get(f"{url}/healthz", timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def _version(url: str) -> str | None:
+    try:
+        response = httpx.get(f"{url}/arize_phoenix_version", timeout=2.0)
+    except httpx.HTTPError:
+        return None
+    text = response.text.strip()
+    return text if response.status_code == 200 and text else None
 
 
 def _port_free(port: int) -> bool:
