@@ -71,14 +71,19 @@ def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveSt
     return out
 
 
-def _suite(tmp_path: Path, dataset: str) -> Suite:
+def _suite(
+    tmp_path: Path, dataset: str, *, project: str | None = None, name: str = "people"
+) -> Suite:
+    phoenix: dict[str, str] = {"dataset": dataset, "experiment_prefix": "people"}
+    if project is not None:
+        phoenix["project"] = project
     data = {
-        "name": "people",
+        "name": name,
         "mutator": {"type": "python", "callable": "builtins:print"},
         "cases": {"inline": CASES},
         "slots": ["user.name", "user.city"],
         "checks": {"user.name": [{"type": "regex", "pattern": "^[A-Z][a-z]+$"}]},
-        "phoenix": {"dataset": dataset, "experiment_prefix": "people"},
+        "phoenix": phoenix,
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -122,7 +127,9 @@ def test_a_run_becomes_a_dataset_an_experiment_traced_runs_and_every_evaluation(
     tmp_path: Path, phoenix_url: str
 ) -> None:
     dataset_name = f"people-{uuid.uuid4().hex[:8]}"
-    outcome = _run(_suite(tmp_path, dataset_name), tmp_path / ".stateval", phoenix_url)
+    project = f"people-traces-{uuid.uuid4().hex[:8]}"
+    suite = _suite(tmp_path, dataset_name, project=project)
+    outcome = _run(suite, tmp_path / ".stateval", phoenix_url)
     assert outcome.upload is not None
     assert outcome.upload.error is None
     assert outcome.upload.pending == 0
@@ -182,8 +189,8 @@ def test_a_run_becomes_a_dataset_an_experiment_traced_runs_and_every_evaluation(
     assert stored[(c1, "check:user.name")]["score"] == 1.0
     assert stored[(c2_id, "preserved_fields_accuracy")]["score"] == 1.0
 
-    # one CHAIN span per mutator call, in the experiment's project, linked from its run
-    project = journal.ack("experiment")["project_name"]  # type: ignore[index]
+    # one CHAIN span per mutator call, in the suite's project (phoenix.project), linked from
+    # its run; the experiment's own auto-named project stays empty
     spans = [s for s in _spans(phoenix_url, project, 4) if s["name"] == "stateval.mutate"]
     assert len(spans) == 4
     assert {s["context"]["trace_id"] for s in spans} == {r["trace_id"] for r in runs}
@@ -195,6 +202,22 @@ def test_a_run_becomes_a_dataset_an_experiment_traced_runs_and_every_evaluation(
     assert (
         json.loads(c3_span["attributes"]["output.value"])["fields"]["user.name"][0]["value"] == "Cy"
     )
+
+
+def test_traces_go_to_the_suite_name_project_listed_under_tracing(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    name = f"people-{uuid.uuid4().hex[:8]}"
+    outcome = _run(_suite(tmp_path, name, name=name), tmp_path / ".stateval", phoenix_url)
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    spans = [s for s in _spans(phoenix_url, name, 4) if s["name"] == "stateval.mutate"]
+    assert len(spans) == 4  # phoenix.project defaults to the suite name
+    projects = {p["name"] for p in _get(phoenix_url, "/v1/projects")["data"]}
+    assert name in projects  # a project of its own, which Phoenix's Tracing list shows
+    auto = outcome.journal.ack("experiment")["project_name"]  # type: ignore[index]
+    assert auto != name
+    assert _get(phoenix_url, f"/v1/projects/{auto}/spans")["data"] == []
 
 
 def test_unchanged_cases_reuse_the_dataset_version(tmp_path: Path, phoenix_url: str) -> None:

@@ -2,7 +2,7 @@
 
 The cases become a dataset (a new version only when they changed) and the run an experiment
 before the first mutator call. Each mutator call is a CHAIN span exported in batches to the
-experiment's project. Scored cases go through a queue to a few upload workers, so mutator calls
+suite's Phoenix project (``phoenix.project``, default: the suite name). Scored cases go through a queue to a few upload workers, so mutator calls
 and uploads overlap and the mutator loop never waits on Phoenix. Every accepted upload is
 acknowledged in the journal; a resumed run skips what was acknowledged, and Phoenix itself
 returns the existing run when one is posted twice and replaces an evaluation posted twice, so
@@ -407,8 +407,13 @@ async def run_with_phoenix(
             sink.error = str(exc)
         tracing = None
         if sink.ready:
+            # The suite's project (phoenix.project, default: the suite name), as the run
+            # recorded it: Phoenix lists it under Tracing, unlike the experiment's own
+            # auto-named project; the experiment's runs link to their traces by trace id.
             tracing = configure_tracing(
-                sink.project_name or suite.phoenix.project, target.url, api_key=target.api_key
+                journal.header.project or suite.phoenix.project,
+                target.url,
+                api_key=target.api_key,
             )
             _trace_llm_calls(suite.mutator, tracing)
             if suite.judge is not None:
