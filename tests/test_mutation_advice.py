@@ -11,8 +11,8 @@ import typer
 from typer.testing import CliRunner
 
 from stateval import InterpretiveState, StructuredInput, ValueConfidence
+from stateval.cli._mutate import mutate
 from stateval.mutation import Mutant, MutationConfig, as_system, run_mutation
-from stateval.mutation._command import mutate
 from stateval.mutation._report import inert_summary
 from stateval.suite import load_suite
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, TypeAlias
 
-from stateval.metrics import compare_delta
+from stateval.compare import compare_delta
 from stateval.mutation._evals import Eval
 from stateval.mutation._score import MutantResult
 from stateval.run import RunSummary, Scoring

@@ -2,8 +2,9 @@
 
 The cases become a dataset (a new version only when they changed) and the run an experiment
 before the first mutator call. Each mutator call is a CHAIN span exported in batches to the
-suite's Phoenix project (``phoenix.project``, default: the suite name). Scored cases go through a queue to a few upload workers, so mutator calls
-and uploads overlap and the mutator loop never waits on Phoenix. Every accepted upload is
+suite's Phoenix project (``phoenix.project``, default: the suite name). Scored cases go
+through a queue to a few upload workers, so mutator calls and uploads overlap and the mutator
+loop never waits on Phoenix. Every accepted upload is
 acknowledged in the journal; a resumed run skips what was acknowledged, and Phoenix itself
 returns the existing run when one is posted twice and replaces an evaluation posted twice, so
 nothing is recorded twice even after a crash between an upload and its acknowledgement.
