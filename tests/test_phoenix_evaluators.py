@@ -387,6 +387,31 @@ def test_check_evaluators_name_checks_by_path_and_number_repeats() -> None:
         check_evaluators({"x": [{"type": "contains", "value": "a", "bogus": 1}]})
 
 
+def test_evaluator_set_scores_listed_fields_only_where_present() -> None:
+    policies = {"debug.*": {"ignore": True}}
+    evaluators = evaluator_set(
+        policies, fields=["hotel.area", "hotel.stars", "hotel.parking", "debug.trace"]
+    )
+    names = [getattr(e, "name", getattr(e, "__name__", None)) for e in evaluators]
+    assert names == [
+        "state_accuracy",
+        "overall_match",
+        "changed_fields_accuracy",
+        "preserved_fields_accuracy",
+        "field_scores",
+    ]
+    row = case(HOTEL, {"hotel.area": "north", "hotel.stars": 4, "hotel.garden": "yes"})
+    got = evaluators[-1](output=row["output"], expected=row["expected"])
+    # hotel.parking is in neither state: no evaluation (not an "absent" one); hotel.garden is
+    # not listed; debug.trace is ignored
+    assert [(r["name"], r["label"]) for r in got] == [
+        ("field:hotel.area", "mismatched"),
+        ("field:hotel.stars", "matching"),
+    ]
+    with pytest.raises(EvaluationConfigError, match=r"'hotel\.area' asks for judge='llm'"):
+        evaluator_set({"hotel.*": {"judge": "llm", "rubric": "same"}}, fields=["hotel.area"])
+
+
 def test_evaluator_set_lists_case_field_and_check_evaluators() -> None:
     policies = {"hotel.stars": {"numeric_tolerance": 0}, "debug.*": {"ignore": True}}
     evaluators = evaluator_set(
@@ -394,6 +419,7 @@ def test_evaluator_set_lists_case_field_and_check_evaluators() -> None:
         fields=["hotel.area", "hotel.stars", "debug.trace", "hotel.area"],
         schema=["hotel.area", "hotel.stars"],
         checks={"hotel.area": [{"type": "contains_any", "keywords": ["centre", "north"]}]},
+        every_field=True,  # the strict form: one phoenix.evals evaluator per field
     )
     assert [e.name for e in evaluators] == [
         "state_accuracy",

@@ -81,12 +81,16 @@ FIELDS_PER_CASE = {
 }
 
 
-def test_evaluator_set_lands_every_field_score_in_an_experiment(phoenix_url: str) -> None:
+@pytest.mark.parametrize("every_field", [False, True])
+def test_evaluator_set_lands_every_field_score_in_an_experiment(
+    phoenix_url: str, every_field: bool
+) -> None:
     client = Client(base_url=phoenix_url)
     dataset = _dataset(client)
     evaluators = evaluator_set(
         fields=["hotel.area", "hotel.stars", "hotel.parking"],
         checks={"hotel.area": [{"type": "regex", "pattern": "^(centre|north|south)$"}]},
+        every_field=every_field,
     )
     ran = client.experiments.run_experiment(
         dataset=dataset,
@@ -97,7 +101,10 @@ def test_evaluator_set_lands_every_field_score_in_an_experiment(phoenix_url: str
         print_summary=False,
     )
     got = _evaluations(phoenix_url, ran["experiment_id"])
-    parking_absent = {"field:hotel.parking": (None, "absent")}
+    # by default a listed field neither state holds gets no evaluation; the strict form posts
+    # an "absent" one (and an error one for each listed field when the task failed)
+    parking_absent = {"field:hotel.parking": (None, "absent")} if every_field else {}
+    parking_error = {"field:hotel.parking": (0.0, "error")} if every_field else {}
     assert got["perfect"] == {
         **FIELDS_PER_CASE["perfect"],
         **parking_absent,
@@ -125,7 +132,7 @@ def test_evaluator_set_lands_every_field_score_in_an_experiment(phoenix_url: str
     error = (0.0, "error")
     assert got["failed"] == {
         **FIELDS_PER_CASE["failed"],
-        "field:hotel.parking": error,
+        **parking_error,
         **dict.fromkeys(case_level, error),
     }
 

@@ -127,7 +127,12 @@ def test_verdicts_are_cached_per_rubric_expected_and_actual() -> None:
     llm = ScriptedJudgeLLM(["equivalent", "different"])
     cache = JudgeCache()
     evaluators = evaluator_set(
-        POLICIES, fields=["hotel.area"], judge_llm=llm, judge_cache=cache, delta=False
+        POLICIES,
+        fields=["hotel.area"],
+        judge_llm=llm,
+        judge_cache=cache,
+        delta=False,
+        every_field=True,  # evaluate_dataframe: one evaluator per field
     )
     rows = [
         row({"hotel.area": "centre"}, {"hotel.area": "center"}),

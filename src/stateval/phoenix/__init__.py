@@ -50,7 +50,7 @@ from stateval.phoenix._judge import (
 )
 from stateval.phoenix._llm import OPENAI_COMPATIBLE_PROVIDER, OpenAICompatibleLLM
 from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJudgeLLM
-from stateval.phoenix._set import evaluator_set
+from stateval.phoenix._set import SuiteEvaluator, evaluator_set
 from stateval.server import PHOENIX_SERVER_VERSION, EmbeddedPhoenix, PhoenixServerStatus
 from stateval.upload import (
     DatasetRef,
@@ -90,6 +90,7 @@ __all__ = [
     "ScriptedJudgeLLM",
     "StoredEvaluation",
     "StoredRun",
+    "SuiteEvaluator",
     "changed_fields_accuracy",
     "check_evaluator",
     "check_evaluators",

@@ -18,7 +18,7 @@ judge could not rule on scores 0.0 with label ``judge_error``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -368,28 +368,35 @@ def _as_evaluation(name: str, score: Score) -> ExperimentEvaluation:
 
 
 def field_scores(
-    policies: Policies = None, *, judge: FieldJudge | None = None
+    policies: Policies = None,
+    *,
+    judge: FieldJudge | None = None,
+    paths: Iterable[str] | None = None,
 ) -> Callable[..., list[ExperimentEvaluation]]:
     """A ``phoenix.client`` experiment evaluator giving one ``field:<path>`` evaluation per field.
 
     Phoenix's experiment runner logs only the first `Score` of a ``phoenix.evals`` evaluator, but
     a plain function evaluator may return a list of named results, and each is posted as its own
     evaluation. This one returns ``[{"name": "field:<path>", "score", "label", "explanation",
-    "metadata"}, ...]`` for every path of the expected or actual state, so it needs no paths
-    known up front (use `field_evaluator` per path for ``evaluate_dataframe``). A failed task
-    gives an ``error`` result for each expected path.
+    "metadata"}, ...]`` for every path of the expected or actual state (only ``paths``, when
+    given), so a field neither state holds gets no evaluation at all (use `field_evaluator` per
+    path for ``evaluate_dataframe``). A failed task gives an ``error`` result for each expected
+    path.
     """
     resolved = read_policies(policies)
+    wanted = None if paths is None else [validate_path(p) for p in dict.fromkeys(paths)]
 
     def field_scores(output: Any, expected: Any) -> list[ExperimentEvaluation]:
         case = read_case(output, expected)
         if isinstance(case, Score):
             try:
-                paths = coerce_state(expected, what="expected").paths()
+                listed = coerce_state(expected, what="expected").paths()
             except StateError:
                 return [_as_evaluation("field_scores", case)]
-            return [_as_evaluation(f"{FIELD_PREFIX}{p}", case) for p in paths]
-        judged = _judged(case, resolved, judge)
+            if wanted is not None:
+                listed = [p for p in listed if p in wanted]
+            return [_as_evaluation(f"{FIELD_PREFIX}{p}", case) for p in listed]
+        judged = _judged(case, resolved, judge, wanted)
         return [
             _as_evaluation(f"{FIELD_PREFIX}{f.path}", _field_payload(f.path, judged, resolved))
             for f in judged.comparison.fields

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeAlias
 
+from phoenix.client.resources.experiments.types import ExperimentEvaluation
 from phoenix.evals import LLM, Evaluator
 
+from stateval.errors import EvaluationConfigError
 from stateval.phoenix._checks import CheckSpec, check_evaluators
 from stateval.phoenix._evaluators import (
     Policies,
     changed_fields_accuracy,
     field_evaluator,
+    field_scores,
     overall_match,
     preserved_fields_accuracy,
     read_policies,
@@ -20,7 +24,11 @@ from stateval.phoenix._evaluators import (
 from stateval.phoenix._judge import FieldJudge, JudgeCache
 from stateval.state import validate_path
 
-__all__ = ["evaluator_set"]
+__all__ = ["SuiteEvaluator", "evaluator_set"]
+
+SuiteEvaluator: TypeAlias = Evaluator | Callable[..., list[ExperimentEvaluation]]
+"""What `evaluator_set` returns: ``phoenix.evals`` evaluators, and the `field_scores` function
+that gives the listed fields' evaluations."""
 
 
 def evaluator_set(
@@ -32,15 +40,21 @@ def evaluator_set(
     *,
     delta: bool = True,
     judge_cache: JudgeCache | None = None,
-) -> list[Evaluator]:
-    """The ``phoenix.evals`` evaluators for a suite, each giving exactly one named score.
+    every_field: bool = False,
+) -> list[SuiteEvaluator]:
+    """The evaluators for a suite: each gives named scores for ``run_experiment``.
 
-    Every evaluator returns a single `Score`, so each lands as its own named evaluation both in
-    ``evaluate_dataframe`` (a ``<name>_score`` column) and in ``run_experiment``.
+    The case-level ones are ``phoenix.evals`` evaluators, each giving one `Score`. The listed
+    fields are scored only where a field is present on either side: one `field_scores` function
+    gives a ``field:<path>`` evaluation for each listed path the expected or the actual state
+    holds, so a tracker whose schema lists many slots does not post an ``absent`` evaluation for
+    every empty slot of every case. ``every_field=True`` is the strict form: one
+    ``phoenix.evals`` evaluator per listed field, giving ``absent`` where neither state holds it
+    (what ``evaluate_dataframe`` needs: a ``field:<path>_score`` column per field).
 
     Args:
         policies: The suite's field policies (see `Policies`).
-        fields: Paths that get a ``field:<path>`` evaluator (typically every path of every
+        fields: Paths that get ``field:<path>`` evaluations (typically every path of every
             case's expected post-state); paths whose policy ignores them are skipped.
         schema: When given, adds ``slot_accuracy`` over these slots.
         checks: ``{path: [check spec, ...]}`` adding ``check:<path>:<check>`` evaluators.
@@ -49,10 +63,12 @@ def evaluator_set(
         delta: Include ``changed_fields_accuracy`` / ``preserved_fields_accuracy`` (they need
             ``input["pre_state"]``).
         judge_cache: The cache for a judge built from ``judge_llm`` (a fresh one by default).
+        every_field: One evaluator per listed field, scoring absent fields too.
 
     Returns:
-        ``state_accuracy``, ``overall_match``, the delta pair, ``slot_accuracy``, then one
-        ``field:<path>`` per field and the checks, in that order.
+        ``state_accuracy``, ``overall_match``, the delta pair, ``slot_accuracy``, then the
+        ``field_scores`` function (with ``every_field``: one ``field:<path>`` evaluator per
+        field) and the checks, in that order.
 
     Raises:
         EvaluationConfigError: A listed field's policy asks for an LLM judge but no
@@ -65,7 +81,8 @@ def evaluator_set(
     else:
         judge = FieldJudge(judge_llm, cache=judge_cache)
     paths = [validate_path(p) for p in dict.fromkeys(fields or ())]
-    out: list[Evaluator] = [
+    scored = [p for p in paths if not resolved.for_path(p).ignore]
+    out: list[SuiteEvaluator] = [
         state_accuracy(resolved, judge=judge),
         overall_match(resolved, judge=judge),
     ]
@@ -74,9 +91,15 @@ def evaluator_set(
         out.append(preserved_fields_accuracy(resolved, judge=judge))
     if schema is not None:
         out.append(slot_accuracy(list(schema), resolved))
-    out.extend(
-        field_evaluator(p, resolved, judge=judge) for p in paths if not resolved.for_path(p).ignore
-    )
+    if every_field:
+        out.extend(field_evaluator(p, resolved, judge=judge) for p in scored)
+    elif scored:
+        judged = [p for p in scored if resolved.for_path(p).judge is not None]
+        if judge is None and judged:
+            raise EvaluationConfigError(
+                f"the policy of field {judged[0]!r} asks for judge='llm' but no judge is given"
+            )
+        out.append(field_scores(resolved, judge=judge, paths=scored))
     if checks:
         out.extend(check_evaluators(checks))
     return out
