@@ -194,6 +194,37 @@ def test_rescore_uses_another_suite_without_running_the_mutator(project: Path) -
     assert missing.stderr.startswith("error: no run 'nope'")
 
 
+def test_rescore_latest_is_the_latest_run_of_the_suite(project: Path) -> None:
+    assert CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code == 0
+    shout = Journal.open(project / ".stateval").run_id
+    other = yaml.safe_load((project / "suite.yaml").read_text())
+    other["name"] = "other"
+    (project / "other.yaml").write_text(yaml.safe_dump(other, sort_keys=False))
+    assert CliRunner().invoke(app, ["run", "other.yaml", "--no-phoenix"]).exit_code == 0
+
+    # strict.yaml is the shout suite with other thresholds: its latest run is shout's
+    scoped = CliRunner().invoke(
+        app, ["rescore", "latest", "--suite", "strict.yaml", "--report-json", "s.json"]
+    )
+    assert scoped.exit_code == 1, scoped.output
+    assert json.loads((project / "s.json").read_text())["run_id"] == shout
+    assert "note:" not in scoped.stderr
+
+    # without --suite, latest is the folder's latest run, and the command says whose
+    anyone = CliRunner().invoke(app, ["rescore", "latest", "--report-json", "a.json"])
+    assert anyone.exit_code == 0, anyone.output
+    assert json.loads((project / "a.json").read_text())["run_id"] != shout
+    assert "of suite 'other', the latest of any suite here; `--suite SUITE`" in " ".join(
+        anyone.stderr.split()
+    )
+    (project / "lonely.yaml").write_text(
+        yaml.safe_dump({**other, "name": "lonely"}, sort_keys=False)
+    )
+    none = CliRunner().invoke(app, ["rescore", "latest", "--suite", "lonely.yaml"])
+    assert none.exit_code == 2
+    assert none.stderr.startswith("error: no run of suite 'lonely'")
+
+
 def test_schema_command_prints_the_published_schema(project: Path) -> None:
     result = CliRunner().invoke(app, ["schema"])
     assert result.exit_code == 0

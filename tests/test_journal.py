@@ -45,6 +45,20 @@ def test_latest_is_the_newest_run(tmp_path: Path) -> None:
     assert Journal.open(tmp_path, "latest").run_id == second.run_id
 
 
+def test_runs_started_in_the_same_second_keep_their_order(tmp_path: Path) -> None:
+    # the random suffixes sort against the start order: the headers' times decide
+    first = Journal.create(
+        tmp_path,
+        _header(run_id="20250101-000000-ffffff", created_at="2025-01-01T00:00:00.100000+00:00"),
+    )
+    second = Journal.create(
+        tmp_path,
+        _header(run_id="20250101-000000-000000", created_at="2025-01-01T00:00:00.900000+00:00"),
+    )
+    assert list_runs(tmp_path) == [first.run_id, second.run_id]
+    assert Journal.open(tmp_path, "latest").run_id == second.run_id
+
+
 def test_end_marks_the_run_complete(tmp_path: Path) -> None:
     journal = Journal.create(tmp_path, _header(case_ids=["a"]))
     journal.append_result("a", {"post_state": None, "error": None, "time_used": 0})

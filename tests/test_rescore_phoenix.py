@@ -130,6 +130,10 @@ def test_rescore_logs_a_new_experiment_with_the_new_scores_on_the_same_traces(
     quiet = CliRunner().invoke(app, ["rescore", journal.run_id, "--no-phoenix"])
     assert quiet.exit_code in (0, 1), quiet.output
     assert Journal.open(home, journal.run_id).ack("rescore-3:experiment") is None
+    # and prints no Phoenix URL: the run's experiment holds the old scores, not these
+    assert "Phoenix experiment" not in quiet.stdout
+    assert phoenix_url not in quiet.stdout
+    assert "Phoenix experiment: " in again.stdout  # a logged rescoring prints its own
 
 
 def test_rescore_of_a_local_run_stays_local_unless_asked(

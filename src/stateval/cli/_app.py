@@ -273,14 +273,20 @@ def _finish(
 
 @app.command(short_help="Score a journaled run again under the current suite.")
 def rescore(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="A run id, or 'latest'.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="A run id, or 'latest' (of the --suite suite, when given)."
+        ),
+    ],
     suite_path: Annotated[
         Path | None,
         typer.Option(
             "--suite",
             metavar="SUITE",
             help="Suite whose policies and thresholds to use (default: "
-            "the run's own suite file, as it is now).",
+            "the run's own suite file, as it is now); with 'latest', its latest run "
+            "(of this file or a suite of the same name).",
         ),
     ] = None,
     report_json: ReportJsonOption = None,
@@ -312,15 +318,21 @@ def rescore(
         print("error: --no-phoenix excludes --phoenix and --phoenix-url", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
-        from stateval.run import Journal, rescore_to_phoenix
+        from stateval.run import Journal, find_latest, rescore_to_phoenix
         from stateval.run import rescore as rescore_run
         from stateval.suite import load_suite
 
         _check_html(report_html)
         home = _home()
-        journal = Journal.open(home, run_id)
-        suite = load_suite(suite_path or Path(journal.header.suite_path), load_mutator=False)
         err = _stderr()
+        if run_id == "latest" and suite_path is not None:
+            suite = load_suite(suite_path, load_mutator=False)
+            journal = find_latest(home, suite)
+        else:
+            journal = Journal.open(home, run_id)
+            suite = load_suite(suite_path or Path(journal.header.suite_path), load_mutator=False)
+            if run_id == "latest":
+                _say_which_latest(home, journal, err)
         if suite.cases_hash != journal.header.cases_hash:
             err.print(
                 "[yellow]note: the suite's cases changed since this run; stored post-states "
@@ -343,6 +355,19 @@ def rescore(
                 )
         _finish(summary, report_json, junit, markdown, report_html)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
+
+
+def _say_which_latest(home: Path, journal: Journal, err: Console) -> None:
+    """When runs of several suites are journaled, say which suite ``latest`` picked."""
+    from stateval.run import Journal, list_runs
+
+    names = {Journal.open(home, run).header.suite_name for run in list_runs(home)[-50:]}
+    if len(names) > 1:
+        err.print(
+            f"note: rescoring run {journal.run_id} of suite {journal.header.suite_name!r}, the "
+            "latest of any suite here; `--suite SUITE` picks the latest run of that suite",
+            highlight=False,
+        )
 
 
 @app.command(short_help="Check a suite, its cases and its mutator; run nothing.")

@@ -28,6 +28,7 @@ import json
 import os
 import secrets
 import threading
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -74,11 +75,37 @@ def _runs_dir(root: str | Path) -> Path:
 
 
 def list_runs(root: str | Path) -> list[str]:
-    """Run ids with a journal under ``root``, oldest first."""
+    """Run ids with a journal under ``root``, oldest first.
+
+    Ids sort by their start second; runs started in the same second (their random suffixes
+    sort any way) are ordered by the start time their headers record.
+    """
     runs = _runs_dir(root)
     if not runs.is_dir():
         return []
-    return sorted(p.name for p in runs.iterdir() if (p / JOURNAL_NAME).is_file())
+    names = sorted(p.name for p in runs.iterdir() if (p / JOURNAL_NAME).is_file())
+    seconds = Counter(name[:_SECOND] for name in names)
+    return sorted(
+        names,
+        key=lambda name: (
+            name[:_SECOND],
+            _created_at(runs / name / JOURNAL_NAME) if seconds[name[:_SECOND]] > 1 else "",
+            name,
+        ),
+    )
+
+
+_SECOND = len("20250101-120000")
+
+
+def _created_at(path: Path) -> str:
+    """The ``created_at`` of a journal's header line ('' when unreadable)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            value = json.loads(handle.readline()).get("created_at", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 class Journal:

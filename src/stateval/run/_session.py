@@ -164,6 +164,21 @@ def find_resumable(root: str | Path, suite: Suite, shard: Shard | None = None) -
     raise JournalError(f"no run of {which} under {Path(root) / 'runs'} to resume")
 
 
+def find_latest(root: str | Path, suite: Suite) -> Journal:
+    """The latest run under ``root`` of ``suite``: of the same suite file, or of a suite with
+    the same name (a variant of the suite with other thresholds, say).
+
+    Raises:
+        JournalError: There is none.
+    """
+    target = str(suite.path.resolve())
+    for run_id in reversed(list_runs(root)):
+        journal = Journal.open(root, run_id)
+        if journal.header.suite_path == target or journal.header.suite_name == suite.name:
+            return journal
+    raise JournalError(f"no run of suite {suite.name!r} ({suite.path}) under {Path(root) / 'runs'}")
+
+
 async def run_suite(
     suite: Suite,
     journal: Journal,
@@ -236,7 +251,8 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
         JournalError: The run has no results, or holds cases the suite does not.
     """
     scoring, scores = rescored_scores(suite, journal)
-    return rescore_summary(suite, journal, scoring, scores, _experiment_url(journal))
+    # no experiment URL: the run's own experiment holds the old scores, not these
+    return rescore_summary(suite, journal, scoring, scores, None)
 
 
 async def rescore_to_phoenix(suite: Suite, journal: Journal, target: PhoenixTarget) -> RunOutcome:
@@ -288,9 +304,3 @@ def rescore_summary(
         run_id=journal.run_id,
         experiment_url=experiment_url,
     )
-
-
-def _experiment_url(journal: Journal) -> str | None:
-    ack = journal.ack("experiment")
-    url = None if ack is None else ack.get("experiment_url")
-    return url if isinstance(url, str) else None
