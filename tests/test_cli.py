@@ -225,6 +225,20 @@ def test_rescore_latest_is_the_latest_run_of_the_suite(project: Path) -> None:
     assert none.stderr.startswith("error: no run of suite 'lonely'")
 
 
+def test_reports_in_a_log_keep_every_field_name_whole(project: Path) -> None:
+    long = "registration." + "emergency_contact_" * 6 + "phone_number"
+    suite = yaml.safe_load((project / "suite.yaml").read_text())
+    suite["cases"]["inline"][0]["expected_post_state"] = {"said": "HI", long: "555"}
+    (project / "long.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    result = CliRunner().invoke(app, ["run", "long.yaml", "--no-phoenix"])  # not a terminal
+    assert result.exit_code == 1, result.output
+    (row,) = [line for line in result.stdout.splitlines() if long in line]
+    cells = [cell for cell in row.split() if cell != "│"]
+    assert cells == [long, "1", "1", "0", "1", "0", "0.0%"]  # one line, nothing cut
+    mutated = CliRunner().invoke(app, ["mutate", "long.yaml", "--operators", "hallucinate_field"])
+    assert f"adds hallucinated field {long} = " in mutated.stdout
+
+
 def test_schema_command_prints_the_published_schema(project: Path) -> None:
     result = CliRunner().invoke(app, ["schema"])
     assert result.exit_code == 0

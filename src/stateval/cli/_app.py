@@ -27,6 +27,7 @@ from stateval.cli._common import (
     ReportHtmlOption,
     ReportJsonOption,
     errors_to_exit,
+    report_console,
 )
 from stateval.cli._mutate import mutate
 
@@ -263,11 +264,9 @@ def _finish(
     markdown: Path | None,
     report_html: Path | None = None,
 ) -> None:
-    from rich.console import Console
-
     from stateval.reports import print_summary
 
-    print_summary(summary, Console(highlight=False))
+    print_summary(summary, report_console())
     _write_reports(summary, report_json, junit, markdown, report_html)
 
 

@@ -1,4 +1,5 @@
-"""What the ``stateval`` commands share: exit codes, common options, and the error boundary.
+"""What the ``stateval`` commands share: exit codes, common options, the error boundary, and the
+console reports are printed on.
 
 Used by every ``stateval`` command, ``stateval mutate`` (``_mutate.py``) included.
 """
@@ -10,9 +11,12 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, TypeAlias
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "EXIT_BELOW_THRESHOLD",
@@ -25,7 +29,11 @@ __all__ = [
     "ReportHtmlOption",
     "ReportJsonOption",
     "errors_to_exit",
+    "report_console",
 ]
+
+UNBOUNDED_WIDTH = 100_000
+"""The width reports are laid out at when stdout is not a terminal: no line is cut or wrapped."""
 
 EXIT_PASS, EXIT_BELOW_THRESHOLD, EXIT_USAGE = 0, 1, 2
 
@@ -65,3 +73,18 @@ def errors_to_exit(debug: bool) -> Iterator[None]:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"error: {line}", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE) from None
+
+
+def report_console() -> Console:
+    """The console reports go to (stdout).
+
+    On a terminal, rich fits them to its width. Elsewhere (a CI log, a pipe, a file) rich would
+    assume 80 columns and cut long field names in tables; there every table takes its natural
+    width and no line is wrapped, so each field name stays whole on one line.
+    """
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if console.is_terminal:
+        return console
+    return Console(highlight=False, width=UNBOUNDED_WIDTH, soft_wrap=True)

@@ -28,6 +28,7 @@ from stateval.cli._common import (
     JunitOption,
     ReportJsonOption,
     errors_to_exit,
+    report_console,
 )
 
 if TYPE_CHECKING:
@@ -108,7 +109,6 @@ def mutate(
     debug: DebugOption = False,
 ) -> None:
     """Mutation-test a suite: would it notice if the mutator got worse?"""
-    from rich.console import Console
 
     with errors_to_exit(debug):
         report, gate = _run(
@@ -129,7 +129,7 @@ def mutate(
         )
     from stateval.mutation._report import print_mutation_report
 
-    print_mutation_report(report, Console(highlight=False), fail_under=gate)
+    print_mutation_report(report, report_console(), fail_under=gate)
     raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW_THRESHOLD)
 
 
