@@ -1,0 +1,20 @@
+"""The Python examples in docs/concepts.md run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+CONCEPTS = Path(__file__).parent.parent / "docs" / "concepts.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", CONCEPTS.read_text(encoding="utf-8"), re.S)
+
+
+def test_concepts_has_the_state_writing_example() -> None:
+    assert any("post = pre.copy()" in block and ".set_value(" in block for block in BLOCKS)
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_concepts_examples_run(block: str) -> None:
+    exec(compile(block, str(CONCEPTS), "exec"), {})
