@@ -279,7 +279,7 @@ def test_pip_failure_without_an_index_reports_pips_error(
         provision_server_env(env, out=lines.append)
     assert f"arize-phoenix=={PHOENIX_SERVER_VERSION}" in str(caught.value)
     assert "$ " + str(env / "bin" / "python") in (env / "provision.log").read_text()
-    assert "with pip (no uv found" in lines[0]
+    assert "with pip (STATEVAL_UV=off; minutes rather than seconds)" in lines[0]
     assert lines[1:] == ["  [1/2] venv ...", "  [2/2] pip install ..."]
 
 

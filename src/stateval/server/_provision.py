@@ -161,7 +161,12 @@ def provision_server_env(env_dir: Path | None = None, *, out: Printer = stderr_p
         if _provisioned(marker) and executable.exists():
             return executable
         uv = find_uv()
-        installer = "uv" if uv else "pip (no uv found; minutes rather than seconds)"
+        if uv:
+            installer = "uv"
+        elif os.environ.get(ENV_UV, "").lower() == "off":
+            installer = f"pip ({ENV_UV}=off; minutes rather than seconds)"
+        else:
+            installer = "pip (no uv found; minutes rather than seconds)"
         out(
             f"Installing the Phoenix server (arize-phoenix=={PHOENIX_SERVER_VERSION}) into "
             f"{env_dir} with {installer}; log: {log}"
