@@ -27,6 +27,8 @@ from hypothesis import HealthCheck, settings
 # The local Phoenix is one per user, under the user's data directory: tests keep theirs in a
 # folder of their own (subprocesses inherit it), never touching the user's server.
 os.environ["STATEVAL_PHOENIX_HOME"] = tempfile.mkdtemp(prefix="stateval-test-phoenix-home-")
+# and on any free port: 6006 may be taken, or raced for, by a server the tests did not start
+os.environ["STATEVAL_PHOENIX_PORT"] = "0"
 
 # The machine is small and shared: no wall-clock bounds in tests, Hypothesis' included.
 settings.register_profile(

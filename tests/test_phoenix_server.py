@@ -104,6 +104,14 @@ def test_the_local_phoenix_lives_in_the_user_data_dir(
     assert EmbeddedPhoenix().data_dir == tmp_path / "mine"
 
 
+def test_the_preferred_port_comes_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATEVAL_PHOENIX_PORT", "sixty")
+    with pytest.raises(PhoenixUnavailableError, match="STATEVAL_PHOENIX_PORT=sixty is not a port"):
+        EmbeddedPhoenix(tmp_path / "phoenix").ensure_running()
+
+
 def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -115,10 +115,15 @@ def _annotations(url: str, experiment_id: str) -> dict[tuple[str, str], dict[str
 
 def _spans(url: str, project: str, want: int) -> list[dict[str, Any]]:
     spans: list[dict[str, Any]] = []
-    for _ in range(120):  # span ingestion is asynchronous on the server
-        spans = _get(url, f"/v1/projects/{project}/spans", limit=1000)["data"]
-        if len(spans) >= want:
-            break
+    for _ in range(240):  # span ingestion is asynchronous on the server
+        response = httpx.get(
+            f"{url}/v1/projects/{project}/spans", params={"limit": 1000}, timeout=30
+        )
+        if response.status_code != 404:  # 404 until the project's first span is ingested
+            response.raise_for_status()
+            spans = response.json()["data"]
+            if len(spans) >= want:
+                break
         time.sleep(0.5)
     return spans
 
@@ -433,6 +438,7 @@ def test_an_llm_suite_records_an_llm_span_inside_each_mutation_span(
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    tag = f"llm-{uuid.uuid4().hex[:8]}"
     try:
         data = {
             "mutator": {
@@ -457,7 +463,7 @@ def test_an_llm_suite_records_an_llm_span_inside_each_mutation_span(
                 ]
             },
             "policies": {"*": {"confidence": "ignore"}},
-            "phoenix": {"dataset": f"llm-{uuid.uuid4().hex[:8]}"},
+            "phoenix": {"dataset": tag, "project": tag},
         }
         path = tmp_path / "suite.yaml"
         path.write_text(yaml.safe_dump(data))
@@ -467,8 +473,7 @@ def test_an_llm_suite_records_an_llm_span_inside_each_mutation_span(
         server.shutdown()
         server.server_close()
     assert [c.overall_match for c in outcome.summary.cases] == [True, False]
-    project = outcome.journal.ack("experiment")["project_name"]  # type: ignore[index]
-    spans = _spans(phoenix_url, project, 4)
+    spans = _spans(phoenix_url, tag, 4)  # in the suite's project
     chains = {s["context"]["trace_id"]: s for s in spans if s["span_kind"] == "CHAIN"}
     llms = [s for s in spans if s["span_kind"] == "LLM"]
     assert len(chains) == 2

@@ -22,8 +22,6 @@ class Mutant:
         system: The degraded `System`.
         target: What was mutated: ``"prompt"``, ``"state"`` (the mutator's output),
             ``"context"``, ``"tools"`` or ``"model"``; it affects the severity of a survivor.
-        path: The state field the mutant degrades, for operators that target one field
-            (reports group inert mutants by it).
 
     Example:
         >>> from stateval.mutation import as_system
@@ -38,7 +36,6 @@ class Mutant:
     description: str
     system: System
     target: str = "prompt"
-    path: str | None = None
 
     def __repr__(self) -> str:
         return (

@@ -112,12 +112,7 @@ def _per_path(
     paths: tuple[str, ...],
     make: Callable[[str], tuple[str, OutputTransform]],
 ) -> list[Mutant]:
-    return [
-        replace(mutant, path=path)
-        for mutant, path in zip(
-            _mutants(system, operator, [make(path) for path in paths]), paths, strict=True
-        )
-    ]
+    return _mutants(system, operator, [make(path) for path in paths])
 
 
 def _system(target: Any) -> System | None:

@@ -117,24 +117,24 @@ def print_mutation_report(
 
 def inert_summary(report: MutationReport) -> str | None:
     """One line on the inert mutants (output identical to the baseline's on every case), or
-    None when there are none: how many, the fields they target (usually fields the mutator
-    never writes), and how they weigh on the scores."""
-    inert = [r for r in report.results if r.status == "inert"]
+    None when there are none: how many, the fields the cases expect changed that the mutator
+    never writes (usually why), and how they weigh on the scores."""
+    inert = report.count("inert")
     if not inert:
         return None
-    fields = list(dict.fromkeys(r.mutant.path for r in inert if r.mutant.path is not None))
+    fields = list(report.unwritten)
     shown = ", ".join(fields[:_INERT_FIELDS])
     if len(fields) > _INERT_FIELDS:
         shown += f" (+{len(fields) - _INERT_FIELDS} more)"
-    where = (
-        f" on {len(fields)} field(s) the mutator never changes in these cases: {shown}"
+    why = (
+        f"; the mutator never writes {len(fields)} field(s) the cases expect it to change: {shown}"
         if fields
         else ""
     )
     return (
-        f"{len(inert)} inert mutant(s){where}. Their output equals the baseline's, so no "
-        "suite can kill them: the mutation score counts them as not killed, the effective "
-        "score leaves them out."
+        f"{inert} inert mutant(s): their output equals the baseline's, so no suite can kill "
+        f"them{why}. The mutation score counts them as not killed, the effective score leaves "
+        "them out."
     )
 
 

@@ -95,6 +95,9 @@ class MutationReport:
         max_calls: The budget, if any.
         phoenix: Where the baseline and mutants were logged in Phoenix, if they were
             (`stateval.mutation.log_mutation`).
+        unwritten: Fields some case expects the mutator to change that its baseline output
+            never changes (the fields state mutants of them find nothing to degrade in: they
+            come out inert).
     """
 
     suite_name: str
@@ -107,6 +110,7 @@ class MutationReport:
     calls: int = 0
     max_calls: int | None = None
     phoenix: MutationExperiments | None = None
+    unwritten: tuple[str, ...] = ()
 
     def count(self, status: str) -> int:
         """How many mutants have ``status``."""
@@ -174,6 +178,7 @@ class MutationReport:
             "mutants": mutants,
             "probes": [p.to_dict() for p in self.probes],
             "phoenix": None if self.phoenix is None else self.phoenix.to_dict(),
+            "unwritten_fields": list(self.unwritten),
         }
 
 
@@ -456,4 +461,20 @@ async def run_mutation(
         probes=run_probes(context, config.probes),
         calls=job.budget.used,
         max_calls=config.max_calls,
+        unwritten=_unwritten(system, cases, results),
     )
+
+
+def _unwritten(
+    system: System, cases: Sequence[Case], results: dict[str, CaseResult]
+) -> tuple[str, ...]:
+    """The fields the cases expect changed that no baseline output changes."""
+    written: set[str] = set()
+    for case in cases:
+        post = results[case.id].post_state
+        if post is None:
+            continue
+        pre = case.pre_state
+        written.update(p for p in post.paths() if pre.candidates(p) != post.candidates(p))
+        written.update(p for p in pre.paths() if p not in post)
+    return tuple(p for p in system.changed_fields if p not in written)

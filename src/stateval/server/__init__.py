@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from stateval.server._embedded import (
     ENV_PHOENIX_HOME,
+    ENV_PHOENIX_PORT,
     EmbeddedPhoenix,
     PhoenixServerStatus,
     phoenix_home,
@@ -30,6 +31,7 @@ from stateval.server._provision import (
 
 __all__ = [
     "ENV_PHOENIX_HOME",
+    "ENV_PHOENIX_PORT",
     "ENV_SERVER_BIN",
     "ENV_SERVER_ENV",
     "ENV_UV",

@@ -34,10 +34,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from stateval.errors import PhoenixUnavailableError
 from stateval.server._provision import Printer, locked, phoenix_executable, stderr_printer
 
-__all__ = ["ENV_PHOENIX_HOME", "EmbeddedPhoenix", "PhoenixServerStatus", "phoenix_home"]
+__all__ = [
+    "ENV_PHOENIX_HOME",
+    "ENV_PHOENIX_PORT",
+    "EmbeddedPhoenix",
+    "PhoenixServerStatus",
+    "phoenix_home",
+]
 
 ENV_PHOENIX_HOME = "STATEVAL_PHOENIX_HOME"
 """Environment variable naming the embedded server's data folder (default: `phoenix_home`)."""
+ENV_PHOENIX_PORT = "STATEVAL_PHOENIX_PORT"
+"""Environment variable naming the port a new local server prefers (default 6006; 0: any free
+port)."""
 
 
 def phoenix_home() -> Path:
@@ -191,9 +200,10 @@ class EmbeddedPhoenix:
     def _start(self, port: int | None) -> str:
         if port is not None and not _port_free(port):
             raise PhoenixUnavailableError(f"port {port} on {_HOST} is in use; pick another")
-        executable = phoenix_executable(out=self._out)
+        preferred = _preferred_port() if port is None else port
+        executable = phoenix_executable(out=self._out)  # may take a while the first time
         if port is None:
-            port = _PREFERRED_PORT if _port_free(_PREFERRED_PORT) else _free_port()
+            port = preferred if preferred and _port_free(preferred) else _free_port()
         grpc_port = _free_port()
         env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
         env |= {
@@ -327,6 +337,22 @@ def _healthy(url: str) -> bool:
         return httpx.get(f"{url}/healthz", timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def _preferred_port() -> int:
+    """``$STATEVAL_PHOENIX_PORT`` (0: any free port), else 6006."""
+    raw = os.environ.get(ENV_PHOENIX_PORT)
+    if not raw:
+        return _PREFERRED_PORT
+    try:
+        port = int(raw)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise PhoenixUnavailableError(
+            f"{ENV_PHOENIX_PORT}={raw} is not a port number (0 means any free port)"
+        )
+    return port
 
 
 def _version(url: str) -> str | None:
