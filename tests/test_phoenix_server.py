@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -119,6 +123,46 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(PhoenixUnavailableError, match=f"port {port} on 127.0.0.1 is in use"):
             EmbeddedPhoenix(tmp_path).ensure_running(port)
+
+
+def test_a_port_taken_during_start_up_is_not_mistaken_for_our_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another server holds the port and answers /healthz: while ours fails to bind, the health
+    # check must not take the other one for ours; ours then starts again on a free port.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "healthz").write_text("ok")
+    impostor = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0),
+        functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site)),
+    )
+    taken = impostor.server_address[1]
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    marker = tmp_path / "tried"
+    fake = _script(
+        tmp_path / "phoenix",
+        f"if [ ! -e {marker} ]; then touch {marker}; sleep 2; "
+        'echo "ERROR: [Errno 98] error while attempting to bind on address '
+        "('127.0.0.1', $PHOENIX_PORT): address already in use\"; exit 1; fi\n"
+        f'cd {site} && exec {sys.executable} -m http.server "$PHOENIX_PORT" --bind 127.0.0.1\n',
+    )
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(fake))
+    monkeypatch.setenv("STATEVAL_PHOENIX_PORT", str(taken))
+    monkeypatch.setattr("stateval.server._embedded._port_free", lambda port: True)  # the race
+    lines: list[str] = []
+    server = EmbeddedPhoenix(tmp_path / "phoenix-home", out=lines.append)
+    try:
+        url = server.ensure_running()
+        assert url != f"http://127.0.0.1:{taken}"
+        assert f"Port {taken} was taken meanwhile; trying another ..." in lines
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+    finally:
+        record = json.loads(server.state_file.read_text()) if server.state_file.exists() else {}
+        if record:
+            os.kill(record["pid"], signal.SIGTERM)
+        impostor.shutdown()
+        impostor.server_close()
 
 
 def test_stop_never_signals_a_pid_that_is_not_phoenix(tmp_path: Path) -> None:

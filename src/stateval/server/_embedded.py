@@ -59,6 +59,8 @@ def phoenix_home() -> Path:
 
 
 _PREFERRED_PORT = 6006
+_START_ATTEMPTS = 3
+_START_PROGRESS_EVERY = 10.0
 _HOST = "127.0.0.1"
 # Variables of stateval's own process that must not leak into the server's interpreter, and a
 # database URL that would move the embedded (SQLite, project-local) data somewhere else.
@@ -152,10 +154,13 @@ class EmbeddedPhoenix:
                         f"the local Phoenix already runs at {record.url} (pid {record.pid}); "
                         f"`stateval phoenix stop` first to start it on port {port}"
                     )
-                if _healthy(record.url):
+                if _healthy(record.url) and _listens(record.pid, record.port) is not False:
                     return record.url
-                self._wait_healthy(record, deadline=time.monotonic() + self.startup_timeout)
-                return record.url
+                try:
+                    self._wait_healthy(record, deadline=time.monotonic() + self.startup_timeout)
+                    return record.url
+                except _PortTaken:
+                    pass  # it lost its port to another process: start a new one
             self.state_file.unlink(missing_ok=True)
             return self._start(port)
 
@@ -202,8 +207,23 @@ class EmbeddedPhoenix:
             raise PhoenixUnavailableError(f"port {port} on {_HOST} is in use; pick another")
         preferred = _preferred_port() if port is None else port
         executable = phoenix_executable(out=self._out)  # may take a while the first time
-        if port is None:
-            port = preferred if preferred and _port_free(preferred) else _free_port()
+        for attempt in range(_START_ATTEMPTS):
+            chosen = port
+            if chosen is None:
+                free = attempt == 0 and preferred and _port_free(preferred)
+                chosen = preferred if free else _free_port()
+            try:
+                return self._spawn(executable, chosen)
+            except _PortTaken:
+                if port is not None or attempt == _START_ATTEMPTS - 1:
+                    raise PhoenixUnavailableError(
+                        f"port {chosen} on {_HOST} was taken by another process while Phoenix "
+                        f"started; log {self.log_file}:\n{self._log_tail()}"
+                    ) from None
+                self._out(f"Port {chosen} was taken meanwhile; trying another ...")
+        raise AssertionError("unreachable")
+
+    def _spawn(self, executable: Path, port: int) -> str:
         grpc_port = _free_port()
         env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
         env |= {
@@ -226,7 +246,7 @@ class EmbeddedPhoenix:
         self._out(f"Starting Phoenix at {url} (data in {self.data_dir}) ...")
         try:
             self._wait_healthy(record, deadline=time.monotonic() + self.startup_timeout)
-        except PhoenixUnavailableError:
+        except (PhoenixUnavailableError, _PortTaken):
             if _alive(pid):
                 _terminate(pid)
             self.state_file.unlink(missing_ok=True)
@@ -234,14 +254,33 @@ class EmbeddedPhoenix:
         return url
 
     def _wait_healthy(self, record: _ServerRecord, *, deadline: float) -> None:
+        """Wait until the recorded process itself serves a healthy Phoenix at its URL.
+
+        A health check alone is not enough: another server that took the port first would
+        answer it. The process must also be the one listening on the port (checked through
+        ``/proc`` where there is one).
+
+        Raises:
+            _PortTaken: The process exited because its port was in use.
+            PhoenixUnavailableError: It exited for another reason, or stayed unhealthy.
+        """
+        started = time.monotonic()
+        shown = started
         while time.monotonic() < deadline:
             if not _alive(record.pid):
+                tail = self._log_tail()
+                if "address already in use" in tail:
+                    raise _PortTaken(record.port)
                 raise PhoenixUnavailableError(
                     f"Phoenix server (pid {record.pid}) exited during start-up; "
-                    f"log {self.log_file}:\n{self._log_tail()}"
+                    f"log {self.log_file}:\n{tail}"
                 )
-            if _healthy(record.url):
+            if _healthy(record.url) and _listens(record.pid, record.port) is not False:
                 return
+            now = time.monotonic()
+            if now - shown >= _START_PROGRESS_EVERY:
+                shown = now
+                self._out(f"  ... still starting ({now - started:.0f} s; log {self.log_file})")
             time.sleep(0.25)
         raise PhoenixUnavailableError(
             f"Phoenix server at {record.url} not healthy after {self.startup_timeout:.0f} s; "
@@ -353,6 +392,32 @@ def _preferred_port() -> int:
             f"{ENV_PHOENIX_PORT}={raw} is not a port number (0 means any free port)"
         )
     return port
+
+
+class _PortTaken(Exception):
+    """The server exited at start-up because another process took its port first."""
+
+
+def _listens(pid: int, port: int) -> bool | None:
+    """Whether ``pid`` holds the socket listening on ``port`` (None where ``/proc`` cannot
+    tell: another OS, or another user's process)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == "0A" and fields[1].endswith(f":{port:04X}"):
+                inodes.add(fields[9])
+    if not inodes:
+        return None
+    try:
+        links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+    except OSError:
+        return None
+    return any(link == f"socket:[{inode}]" for link in links for inode in inodes)
 
 
 def _version(url: str) -> str | None:
