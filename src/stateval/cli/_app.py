@@ -73,7 +73,9 @@ def _home() -> Path:
 def _stderr() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False)
+    # in a log, a warning stays one line (its URL and command whole) instead of wrapping at 80
+    return console if console.is_terminal else Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _write_reports(
