@@ -122,6 +122,17 @@ def test_two_shard_processes_fill_one_experiment(tmp_path: Path, phoenix_url: st
     # state_accuracy, overall_match, changed_fields_accuracy, field:n, field:odd per case
     assert len(names) == 5 * n
 
+    # Each shard's figures are kept apart (both survive their concurrent writes); the shared
+    # experiment's top level holds no shard's partial figures.
+    meta = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]["metadata"]
+    figures = meta["shard_figures"]
+    assert sorted(figures) == ["1/2", "2/2"]
+    assert figures["1/2"]["n_cases"] + figures["2/2"]["n_cases"] == n
+    # "n" always right, "odd" never expected: every other predicted value is extra
+    assert (figures["1/2"]["value_precision"], figures["1/2"]["value_recall"]) == (0.5, 1.0)
+    assert figures["1/2"]["fields"]["odd"]["extra"] == len(planned[0])
+    assert "value_f1" not in meta
+
     # A shard run again later (a retried CI job) joins the same experiment; nothing doubles.
     again = _start(project, "home-3", "--shard", "2/2", "--phoenix-url", phoenix_url)
     _, err = again.communicate()

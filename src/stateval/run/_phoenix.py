@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["ExperimentSpec", "PhoenixSink", "run_experiment", "run_with_phoenix"]
 
 _UPLOAD_WORKERS = 8
+_SHARD_WRITES = 4
+_SHARD_SETTLE = 0.5
 _MAX_REQUESTS = 16
 
 
@@ -209,15 +212,39 @@ class PhoenixSink:
     async def record_summary(self, summary: RunSummary) -> None:
         """Store the run's figures on the experiment's metadata (see
         `RunSummary.experiment_metadata`), so experiments can be compared on them. A failure
-        is kept in `error` (the run's results are safe in the journal)."""
+        is kept in `error` (the run's results are safe in the journal).
+
+        The shard of a sharded run stores its own figures under ``shard_figures[<I/N>]``
+        instead, leaving the shared experiment's top level alone (a shard's figures are not the
+        run's). Shards finish concurrently and Phoenix replaces metadata as a whole, so each
+        shard reads, writes, and checks after a pause that its entry survived, rewriting it if
+        another shard's write replaced it.
+        """
         if self.experiment_id is None:
             return
+        shard = self.journal.header.shard
         try:
-            await self.uploader.update_experiment_metadata(
-                self.experiment_id, summary.experiment_metadata()
-            )
+            if shard is None:
+                await self.uploader.update_experiment_metadata(
+                    self.experiment_id, summary.experiment_metadata()
+                )
+            else:
+                await self._record_shard(self.experiment_id, shard, summary)
         except PhoenixUnavailableError as exc:
             self.error = self.error or str(exc)
+
+    async def _record_shard(self, experiment_id: str, shard: str, summary: RunSummary) -> None:
+        figures = summary.experiment_metadata()
+        for attempt in range(_SHARD_WRITES):
+            current = dict((await self.uploader.get_experiment(experiment_id)).metadata)
+            entries = dict(current.get("shard_figures") or {})
+            if entries.get(shard) != figures:
+                entries[shard] = figures
+                current["shard_figures"] = entries
+                await self.uploader.replace_experiment_metadata(experiment_id, current)
+            elif attempt:
+                return
+            await asyncio.sleep(_SHARD_SETTLE * (1 + random.random()))
 
     def start(self, workers: int = _UPLOAD_WORKERS) -> None:
         """Start the upload workers."""

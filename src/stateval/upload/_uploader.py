@@ -236,7 +236,15 @@ class PhoenixUploader:
         """Merge ``metadata`` into the experiment's metadata (``PATCH /v1/experiments/{id}``
         replaces it as a whole, so the current one is read first)."""
         current = await self.get_experiment(experiment_id)
-        body = {"metadata": {**current.metadata, **metadata}}
+        return await self.replace_experiment_metadata(
+            experiment_id, {**current.metadata, **metadata}
+        )
+
+    async def replace_experiment_metadata(
+        self, experiment_id: str, metadata: Mapping[str, Any]
+    ) -> ExperimentRef:
+        """Set the experiment's metadata to ``metadata`` as a whole."""
+        body = {"metadata": dict(metadata)}
         path = f"/v1/experiments/{experiment_id}"
         updated = await self._http.call(ExperimentBodyWire, "PATCH", path, json=body)
         return self._experiment_ref(updated.data)
