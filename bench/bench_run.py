@@ -10,6 +10,9 @@ expected state with every third field wrong), on the same server in one process:
     ``stateval run SUITE --phoenix-url URL`` without the progress bar: suite file, journal,
     dataset, experiment, one traced CHAIN span per mutator call, one run and all evaluations per
     case; (b0) the same with ``--no-phoenix`` (mutator + scoring + journal only);
+    (b2) the same as (b) with ``phoenix.fields_as: annotations``: the case-level scores as
+    experiment evaluations, the per-field ones as span annotations in bulk, the per-field means
+    on the experiment's metadata (checked: every annotation read back);
 (c) the server's ceiling: the same requests without a pipeline, one kind after the other -- the
     dataset upload, bare concurrent POST loops of the runs and of the evaluations, and the
     ingestion of as many mutation spans (exported in one batch, timed until stored);
@@ -96,7 +99,7 @@ class Workload:
     def expected(self, case: int) -> dict[str, str]:
         return {f"f{j}": f"{case}.v{j}" for j in range(self.fields)}
 
-    def write_suite(self, folder: Path, tag: str) -> Path:
+    def write_suite(self, folder: Path, tag: str, fields_as: str = "evaluations") -> Path:
         """A suite file, its cases and its mutator module under ``folder``."""
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "bench_mutator.py").write_text(MUTATOR)
@@ -116,6 +119,7 @@ class Workload:
                 "dataset": f"bench-run-{tag}",
                 "experiment_prefix": "bench",
                 "project": f"bench-run-{tag}",
+                "fields_as": fields_as,
             },
         }
         path = folder / "suite.json"
@@ -190,14 +194,20 @@ class RunResult:
     example_ids: list[str]
     project: str | None
     error: str | None
+    annotations: int = 0
 
 
 async def bench_stateval(
-    url: str | None, w: Workload, concurrency: int, root: Path, profile: str | None = None
+    url: str | None,
+    w: Workload,
+    concurrency: int,
+    root: Path,
+    profile: str | None = None,
+    fields_as: str = "evaluations",
 ) -> RunResult:
     """Seconds for ``stateval run`` (minus the progress bar) with ``url``, or locally."""
     tag = uuid.uuid4().hex[:8]
-    suite_path = w.write_suite(root / f"suite-{tag}", tag)
+    suite_path = w.write_suite(root / f"suite-{tag}", tag, fields_as)
     profiler = None
     if profile:
         from pyinstrument import Profiler
@@ -219,10 +229,14 @@ async def bench_stateval(
         return RunResult(seconds, cpu, 0, None, None, [], None, None)
     ack = journal.ack("experiment") or {}
     experiment_id = ack.get("experiment_id")
-    stored = 0
+    stored = annotations = 0
     if experiment_id:
         async with PhoenixUploader(url) as phoenix:
             stored = len(await phoenix.list_evaluations(str(experiment_id)))
+            if fields_as != "evaluations":
+                span_ids = [str(r["span_id"]) for r in journal.results.values()]
+                project = str(journal.header.project)
+                annotations = len(await phoenix.list_span_annotations(project, span_ids))
     return RunResult(
         seconds,
         cpu,
@@ -230,8 +244,9 @@ async def bench_stateval(
         experiment_id,
         ack.get("dataset_id"),
         list((journal.ack("dataset") or {}).get("example_ids", {}).values()),
-        ack.get("project_name"),
+        journal.header.project,
         upload.error,
+        annotations,
     )
 
 
@@ -397,6 +412,8 @@ async def run(
             local = await bench_stateval(None, w, concurrency, root)
             ours = await bench_stateval(url, w, concurrency, root, profile)
             await asyncio.sleep(settle)
+            annotated = await bench_stateval(url, w, concurrency, root, fields_as="annotations")
+            await asyncio.sleep(settle)
             assert ours.experiment_id, ours.error
             assert ours.dataset_id, ours.error
             assert ours.project, ours.error
@@ -423,12 +440,25 @@ async def run(
                     print(f"!! {who} stored {stored} evaluations, expected {n}")
             if ours.error:
                 print(f"!! stateval upload error: {ours.error}")
+            case_level_stored = w.cases * len(CASE_LEVEL)
+            if (annotated.stored, annotated.annotations) != (case_level_stored, w.cases * w.fields):
+                print(
+                    f"!! annotations mode stored {annotated.stored} evaluations and "
+                    f"{annotated.annotations} annotations, expected {case_level_stored} and "
+                    f"{w.cases * w.fields} ({annotated.error})"
+                )
             _row("(a) phoenix run_experiment (async)", phx, n, f"(client CPU {phx_cpu or 0:.2f} s)")
             _row(
                 "(b) stateval run (run_suite + Phoenix)",
                 ours.seconds,
                 n,
                 f"(client CPU {ours.cpu:.2f} s)",
+            )
+            _row(
+                "(b2) stateval run, fields_as: annotations",
+                annotated.seconds,
+                n,
+                f"(client CPU {annotated.cpu:.2f} s)",
             )
             _row(
                 "(b0) stateval run --no-phoenix",
@@ -447,6 +477,10 @@ async def run(
             if phx is not None:
                 print(f"   stateval vs run_experiment: {phx / ours.seconds:5.2f}x faster")
             print(f"   stateval / ceiling:         {ours.seconds / ceiling:5.2f}x (target <= 1.25)")
+            print(
+                f"   annotations / evaluations:  {annotated.seconds / ours.seconds:5.2f}x "
+                f"(target <= 0.45 with 20 fields)"
+            )
             print(f"   stateval / ideal:           {ours.seconds / ideal:5.1f}x")
             print(f"   (e) / ceiling:              {past / ceiling:5.2f}x")
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
-    from stateval.suite import Suite
+    from stateval.suite import FieldsAs, Suite
 
 __all__ = ["app", "main"]
 
@@ -107,6 +108,28 @@ def _write_reports(
                 raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
 
 
+FieldsAsOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        metavar="MODE",
+        help="Where field scores go in Phoenix: evaluations (one request each), annotations "
+        "(span annotations in bulk, per-field means on the experiment) or both "
+        "(default: the suite's phoenix.fields_as).",
+    ),
+]
+
+
+def _fields_as(value: str | None) -> FieldsAs | None:
+    from stateval.errors import StatevalError
+
+    if value is None:
+        return None
+    for mode in ("evaluations", "annotations", "both"):
+        if value == mode:
+            return mode
+    raise StatevalError(f"--fields-as {value!r}: expected one of evaluations, annotations, both")
+
+
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
@@ -136,6 +159,7 @@ def run(
         bool,
         typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
     ] = False,
+    fields_as: FieldsAsOption = None,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -162,6 +186,7 @@ def run(
         from stateval.run import Shard, find_resumable, start_journal
         from stateval.suite import load_suite
 
+        mode = _fields_as(fields_as)
         part = None if shard is None else Shard.parse(shard)
         if shard_group is not None and part is None:
             from stateval.errors import StatevalError
@@ -176,6 +201,11 @@ def run(
             journal = find_resumable(home, suite, part)
             if limit is not None:
                 err.print("--limit is ignored with --resume (the run keeps its planned cases)")
+            if mode is not None and mode != journal.header.fields_as:
+                err.print(
+                    f"--fields-as is ignored with --resume (the run keeps "
+                    f"{journal.header.fields_as})"
+                )
             recorded = journal.header.phoenix_url if not no_phoenix else None
             err.print(
                 f"Resuming run {journal.run_id}: {len(journal.missing)} of "
@@ -190,6 +220,7 @@ def run(
                 phoenix_url=None if target is None else target.url,
                 shard=part,
                 shared_run=shard_group,
+                fields_as=mode,
             )
             if part is not None:
                 err.print(
@@ -198,9 +229,13 @@ def run(
                     f"(shared run {journal.header.shared_run})"
                 )
         outcome = _run_with_progress(
-            suite, journal, target, concurrency or suite.model.concurrency, err
+            suite,
+            journal,
+            target,
+            concurrency or suite.model.concurrency,
+            err,
+            lambda summary: _finish(summary, report_json, junit, markdown, report_html),
         )
-        _finish(outcome.summary, report_json, junit, markdown, report_html)
         upload = outcome.upload
         if upload is not None and (upload.error or upload.pending):
             err.print(
@@ -212,11 +247,19 @@ def run(
 
 
 def _run_with_progress(
-    suite: Suite, journal: Journal, target: PhoenixTarget | None, concurrency: int, err: Console
+    suite: Suite,
+    journal: Journal,
+    target: PhoenixTarget | None,
+    concurrency: int,
+    err: Console,
+    finish: Callable[[RunSummary], None],
 ) -> RunOutcome:
+    """Run with a progress bar of the cases; ``finish`` (summary and reports) runs as soon as
+    scoring ends, then the upload to Phoenix shows its own progress until it is done."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from stateval.run import CaseScore, run_suite
+    from stateval.cli._progress import UploadWatch
+    from stateval.run import CaseScore, UploadProgress, run_suite
 
     total = len(journal.header.case_ids)
     done = total - len(journal.missing)
@@ -236,17 +279,45 @@ def _run_with_progress(
         errors[0] += not score.ok
         progress.update(task, advance=1, errors=errors[0])
 
+    watch = UploadWatch(err)
+    upload: list[Callable[[], UploadProgress]] = []
+
+    def on_scored(summary: RunSummary, uploading: Callable[[], UploadProgress] | None) -> None:
+        progress.stop()
+        finish(summary)
+        if uploading is not None and uploading().sent < uploading().total:
+            upload.append(uploading)
+            watch.watch(uploading)
+
+    async def run() -> RunOutcome:
+        try:
+            return await run_suite(
+                suite,
+                journal,
+                concurrency=concurrency,
+                phoenix=target,
+                on_case=on_case,
+                on_scored=on_scored,
+            )
+        finally:
+            await watch.stop()
+
     try:
         with progress:
-            outcome = asyncio.run(
-                run_suite(suite, journal, concurrency=concurrency, phoenix=target, on_case=on_case)
-            )
+            outcome = asyncio.run(run())
     except KeyboardInterrupt:
-        left = len(journal.missing)
-        err.print(
-            f"interrupted: {total - left} of {total} cases are journaled in run "
-            f"{journal.run_id}; `stateval run {suite.path} --resume` finishes it"
-        )
+        if upload:
+            p = upload[0]()
+            err.print(
+                f"interrupted: {p.sent:,} of {p.total:,} scores are in Phoenix; "
+                f"`stateval run {suite.path} --resume` uploads the rest"
+            )
+        else:
+            left = len(journal.missing)
+            err.print(
+                f"interrupted: {total - left} of {total} cases are journaled in run "
+                f"{journal.run_id}; `stateval run {suite.path} --resume` finishes it"
+            )
         raise typer.Exit(130) from None
     return outcome
 
@@ -308,6 +379,7 @@ def rescore(
     no_phoenix: Annotated[
         bool, typer.Option("--no-phoenix", help="Rescore locally only: nothing to Phoenix.")
     ] = False,
+    fields_as: FieldsAsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Score a journaled run again under the suite's current policies and thresholds.
@@ -346,7 +418,9 @@ def rescore(
         if target is None:
             summary = rescore_run(suite, journal)
         else:
-            outcome = asyncio.run(rescore_to_phoenix(suite, journal, target))
+            outcome = asyncio.run(
+                rescore_to_phoenix(suite, journal, target, fields_as=_fields_as(fields_as))
+            )
             summary = outcome.summary
             upload = outcome.upload
             if upload is not None and (upload.error or upload.pending):

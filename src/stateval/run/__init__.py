@@ -14,8 +14,10 @@ from stateval.run._scoring import (
     summarize,
 )
 from stateval.run._session import (
+    OnScored,
     PhoenixTarget,
     RunOutcome,
+    UploadProgress,
     UploadStatus,
     close_clients,
     find_latest,
@@ -35,6 +37,7 @@ __all__ = [
     "FieldRow",
     "Journal",
     "Judgement",
+    "OnScored",
     "PhoenixTarget",
     "RunHeader",
     "RunOutcome",
@@ -43,6 +46,7 @@ __all__ = [
     "Shard",
     "SpanFactory",
     "ThresholdResult",
+    "UploadProgress",
     "UploadSink",
     "UploadStatus",
     "close_clients",

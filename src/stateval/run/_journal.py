@@ -31,7 +31,7 @@ import threading
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -68,6 +68,7 @@ class RunHeader(BaseModel):
     project: str | None = None
     shard: str | None = None
     shared_run: str | None = None
+    fields_as: Literal["evaluations", "annotations", "both"] = "evaluations"
 
 
 def _runs_dir(root: str | Path) -> Path:

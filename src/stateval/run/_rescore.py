@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.run._journal import Journal
-from stateval.run._phoenix import ExperimentSpec, PhoenixSink
 from stateval.run._session import (
     PhoenixTarget,
     RunOutcome,
     rescore_summary,
     rescored_scores,
 )
-from stateval.suite import Suite
+from stateval.run._writer import ExperimentSpec, PhoenixSink
+from stateval.suite import FieldsAs, Suite
 from stateval.upload import PhoenixUploader
 
 __all__ = ["rescore_experiment", "rescore_with_phoenix"]
@@ -58,12 +58,17 @@ def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec
     )
 
 
-async def rescore_with_phoenix(suite: Suite, journal: Journal, target: PhoenixTarget) -> RunOutcome:
+async def rescore_with_phoenix(
+    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+) -> RunOutcome:
     """Rescore ``journal``'s run under ``suite`` and log it to Phoenix as a new experiment.
 
     The mutator and the judge are not called (journaled verdicts are reused). If Phoenix cannot
     be reached or fails midway, the outcome's `UploadStatus` says so; the summary is complete
     either way. A rescoring that did not finish uploading is not resumed: rescore again.
+    ``fields_as`` (default: the suite's ``phoenix.fields_as``) says where field scores go; as
+    span annotations they go on the original run's mutation spans, kept apart from the
+    original experiment's by their identifier (the new experiment's id).
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
@@ -73,7 +78,13 @@ async def rescore_with_phoenix(suite: Suite, journal: Journal, target: PhoenixTa
     async with PhoenixUploader(
         target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
     ) as uploader:
-        sink = PhoenixSink(uploader, journal, target.url, scope=f"rescore-{n}:")
+        sink = PhoenixSink(
+            uploader,
+            journal,
+            target.url,
+            scope=f"rescore-{n}:",
+            fields_as=fields_as or suite.phoenix.fields_as,
+        )
         try:
             await sink.prepare(suite, rescore_experiment(suite, journal, n))
         except PhoenixUnavailableError as exc:

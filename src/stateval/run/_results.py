@@ -94,6 +94,7 @@ class CaseResult:
         error_type: The exception's class name, or None.
         time_used: Seconds the mutator call took (monotonic clock).
         trace_id: The trace of the mutator call's span, when traced.
+        span_id: The mutator call's span, when traced (field annotations go on it).
         raw_output: An LLM's raw reply when the mutator rejected it.
         started_at: When the call started (ISO 8601, UTC).
         judgements: The LLM judge's verdicts on this case's judged fields.
@@ -108,6 +109,7 @@ class CaseResult:
     raw_output: str | None = None
     started_at: str | None = None
     judgements: tuple[Judgement, ...] = ()
+    span_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -123,6 +125,7 @@ class CaseResult:
             "error_type": self.error_type,
             "time_used": self.time_used,
             "trace_id": self.trace_id,
+            "span_id": self.span_id,
             "raw_output": self.raw_output,
             "started_at": self.started_at,
             "judgements": [j.to_dict() for j in self.judgements],
@@ -144,6 +147,7 @@ class CaseResult:
                 error_type=data.get("error_type"),
                 time_used=float(data.get("time_used") or 0.0),
                 trace_id=data.get("trace_id"),
+                span_id=data.get("span_id"),
                 raw_output=data.get("raw_output"),
                 started_at=data.get("started_at"),
                 judgements=tuple(Judgement.from_dict(j) for j in data.get("judgements") or ()),

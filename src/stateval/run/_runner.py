@@ -178,6 +178,7 @@ async def _run_case(
         )
         span.set_output(output)
         trace_id = span.trace_id
+        span_id = getattr(span, "span_id", None)
     result = CaseResult(
         case_id=case.id,
         post_state=outcome.actual_post_state,
@@ -185,6 +186,7 @@ async def _run_case(
         error_type=outcome.error_type,
         time_used=outcome.time_used,
         trace_id=trace_id,
+        span_id=span_id if isinstance(span_id, str) else None,
         raw_output=outcome.raw_output,
         started_at=started,
     )

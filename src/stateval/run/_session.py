@@ -15,11 +15,13 @@ from stateval.run._results import CaseScore
 from stateval.run._runner import execute, journaled_scores
 from stateval.run._scoring import RunSummary, Scoring, summarize
 from stateval.run._shard import Shard, shard_group
-from stateval.suite import Suite
+from stateval.suite import FieldsAs, Suite
 
 __all__ = [
+    "OnScored",
     "PhoenixTarget",
     "RunOutcome",
+    "UploadProgress",
     "UploadStatus",
     "close_clients",
     "find_resumable",
@@ -43,6 +45,28 @@ class PhoenixTarget:
 
     url: str
     api_key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadProgress:
+    """How far the upload to Phoenix has come, at one moment.
+
+    Attributes:
+        sent: Evaluations and span annotations stored so far in this invocation.
+        total: How many it has to store (final once scoring has ended).
+        started: `time.monotonic` when the upload began (for rates and ETAs).
+        error: Why uploading stopped, if it did.
+    """
+
+    sent: int
+    total: int
+    started: float
+    error: str | None = None
+
+
+OnScored = Callable[[RunSummary, Callable[[], UploadProgress] | None], None]
+"""Called once scoring has ended, before the upload is waited for: the summary, and (when the
+run reports to Phoenix) a function giving the upload's progress at any moment."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +123,7 @@ def start_journal(
     phoenix_url: str | None = None,
     shard: Shard | None = None,
     shared_run: str | None = None,
+    fields_as: FieldsAs | None = None,
 ) -> Journal:
     """Create a new run's journal planning the suite's first ``limit`` cases.
 
@@ -112,6 +137,8 @@ def start_journal(
         shared_run: The key the shards of one run share (default: derived from the suite,
             its cases, the git commit, ``limit`` and the shard count, so the shards of one CI
             pipeline agree without being told).
+        fields_as: Where field scores go in Phoenix (default: the suite's
+            ``phoenix.fields_as``); kept for a resumed run.
     """
     from stateval._version import __version__
 
@@ -130,6 +157,7 @@ def start_journal(
         phoenix_url=phoenix_url,
         dataset=suite.phoenix.dataset,
         project=suite.phoenix.project,
+        fields_as=fields_as or suite.phoenix.fields_as,
     )
     if shard is None:
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
@@ -186,13 +214,23 @@ async def run_suite(
     concurrency: int,
     phoenix: PhoenixTarget | None = None,
     on_case: Callable[[CaseScore], None] | None = None,
+    on_scored: OnScored | None = None,
 ) -> RunOutcome:
     """Run (or resume) ``journal``'s planned cases of ``suite`` and summarise them.
 
     With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
-    linked experiment run with its evaluations; uploads overlap the mutator calls. Without it,
-    the run is local: journal and summary only. The suite's LLM clients are closed at the end
-    (also on error).
+    linked experiment run with its evaluations (field scores as the journal's ``fields_as``
+    says); uploads overlap the mutator calls. Without it, the run is local: journal and
+    summary only. The suite's LLM clients are closed at the end (also on error).
+
+    Args:
+        suite: The suite, loaded with its mutator.
+        journal: The run's journal (new, or one to resume).
+        concurrency: Mutator calls at once.
+        phoenix: The Phoenix server to report to.
+        on_case: Called with each newly scored case.
+        on_scored: Called when scoring has ended, while the upload may still be going on (to
+            show the summary at once and then the upload's progress).
 
     Raises:
         SuiteError: The suite was loaded without its mutator.
@@ -205,7 +243,13 @@ async def run_suite(
             from stateval.run._phoenix import run_with_phoenix
 
             return await run_with_phoenix(
-                suite, journal, scoring, phoenix, concurrency=concurrency, on_case=on_case
+                suite,
+                journal,
+                scoring,
+                phoenix,
+                concurrency=concurrency,
+                on_case=on_case,
+                on_scored=on_scored,
             )
         scores = await execute(
             suite,
@@ -225,6 +269,8 @@ async def run_suite(
         suite_name=suite.name,
         run_id=journal.run_id,
     )
+    if on_scored is not None:
+        on_scored(summary, None)
     return RunOutcome(summary, journal)
 
 
@@ -255,7 +301,9 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
     return rescore_summary(suite, journal, scoring, scores, None)
 
 
-async def rescore_to_phoenix(suite: Suite, journal: Journal, target: PhoenixTarget) -> RunOutcome:
+async def rescore_to_phoenix(
+    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+) -> RunOutcome:
     """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
 
     One run per case (the stored output, linked to the original trace) with every evaluation
@@ -267,7 +315,7 @@ async def rescore_to_phoenix(suite: Suite, journal: Journal, target: PhoenixTarg
     """
     from stateval.run._rescore import rescore_with_phoenix
 
-    return await rescore_with_phoenix(suite, journal, target)
+    return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
 
 
 def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, CaseScore]]:

@@ -235,12 +235,22 @@ class MetricsSpec(_Strict):
     )
 
 
+FieldsAs = Literal["evaluations", "annotations", "both"]
+"""Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``)."""
+
+
 class PhoenixSpec(_Strict):
-    """Names used in Phoenix (each defaults to the suite name)."""
+    """Names used in Phoenix (each defaults to the suite name), and how fields are logged."""
 
     dataset: str | None = Field(default=None, min_length=1)
     experiment_prefix: str | None = Field(default=None, min_length=1)
     project: str | None = Field(default=None, min_length=1)
+    fields_as: FieldsAs = Field(
+        default="evaluations",
+        description="Where field:<path> scores go: 'evaluations' (experiment evaluations, one "
+        "request each), 'annotations' (span annotations on each case's mutation span, in bulk; "
+        "per-field means in the experiment's metadata), or 'both'.",
+    )
 
 
 _OperatorName = Annotated[str, Field(min_length=1, json_schema_extra={"pattern": r"^[^,\s]+$"})]

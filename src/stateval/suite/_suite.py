@@ -59,6 +59,7 @@ from stateval.suite._env import expand_environment
 from stateval.suite._llm import build_judge, build_llm_mutator
 from stateval.suite._models import (
     CasesSpec,
+    FieldsAs,
     PythonMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
@@ -85,11 +86,12 @@ _MAX_VALUE_PROBLEMS = 20
 
 @dataclass(frozen=True, slots=True)
 class PhoenixNames:
-    """The names a run uses in Phoenix."""
+    """The names a run uses in Phoenix, and where its field scores go (``fields_as``)."""
 
     dataset: str
     experiment_prefix: str
     project: str
+    fields_as: FieldsAs = "evaluations"
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +302,17 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
             dataset=model.phoenix.dataset or name,
             experiment_prefix=model.phoenix.experiment_prefix or name,
             project=model.phoenix.project or name,
+            fields_as=model.phoenix.fields_as,
         ),
         cases_hash=cases_hash,
         # `mutation:` only configures `stateval mutate`: it does not change what a run measures.
         suite_hash=_hash(
-            {"suite": model.model_dump(mode="json", exclude={"mutation"}), "cases": cases_hash}
+            {
+                "suite": model.model_dump(
+                    mode="json", exclude={"mutation": True, "phoenix": {"fields_as": True}}
+                ),
+                "cases": cases_hash,
+            }
         ),
         mutator=mutator,
         mutator_description=description,

@@ -6,6 +6,7 @@ upload mode goes here.
 
 from __future__ import annotations
 
+from stateval.upload._batcher import AnnotationBatcher
 from stateval.upload._rest import (
     CASE_ID_KEY,
     AnnotatorKind,
@@ -25,6 +26,7 @@ from stateval.upload._uploader import PhoenixUploader
 __all__ = [
     "CASE_ID_KEY",
     "SHARED_KEY",
+    "AnnotationBatcher",
     "AnnotatorKind",
     "DatasetRef",
     "EvaluationRecord",

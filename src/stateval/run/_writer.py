@@ -1,0 +1,481 @@
+"""The experiment writer: a run's (or a rescoring's) scored cases into one Phoenix experiment.
+
+The cases become a dataset (a new version only when they changed) and the run an experiment
+(shared by the shards of a run). Scored cases go through a queue to a few upload workers, so
+mutator calls and uploads overlap and the mutator loop never waits on Phoenix. Each case is an
+experiment run with its evaluations; outside ``evaluations`` mode its ``field:<path>`` scores are
+span annotations stored in bulk (`stateval.run._fields_as`). Every accepted upload is
+acknowledged in the journal; a resumed run skips what was acknowledged, and Phoenix itself
+returns the existing run when one is posted twice and replaces an evaluation or annotation
+posted twice, so nothing is recorded twice even after a crash between an upload and its
+acknowledgement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.run._fields_as import (
+    FieldAggregates,
+    as_annotation,
+    as_evaluation,
+    record_field_scores,
+)
+from stateval.run._journal import Journal
+from stateval.run._results import CaseScore
+from stateval.run._scoring import RunSummary
+from stateval.run._session import UploadProgress, UploadStatus
+from stateval.suite import Case, FieldsAs, Suite
+from stateval.upload import (
+    AnnotationBatcher,
+    DatasetRef,
+    EvaluationRecord,
+    Example,
+    PhoenixUploader,
+    RunRecord,
+    SpanAnnotationRecord,
+)
+
+__all__ = ["UPLOAD_WORKERS", "ExperimentSpec", "PhoenixSink", "run_experiment"]
+
+UPLOAD_WORKERS = 8
+"""Cases uploaded at once."""
+_SHARD_WRITES = 4
+_SHARD_SETTLE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentSpec:
+    """The experiment a `PhoenixSink` creates.
+
+    Attributes:
+        name: The experiment's name.
+        description: Its description.
+        metadata: Its metadata (JSON values).
+        shared_key: Set when several processes (the shards of a run) write to this one
+            experiment: the first creates it, the others find it by this key.
+    """
+
+    name: str
+    description: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    shared_key: str | None = None
+
+
+def run_experiment(journal: Journal) -> ExperimentSpec:
+    """The experiment of the run ``journal`` records (named after its header)."""
+    header = journal.header
+    if header.shared_run is not None:
+        shards = (header.shard or "1/1").partition("/")[2]
+        return ExperimentSpec(
+            name=header.experiment_name or header.shared_run,
+            description=f"stateval run of {header.suite_name} in {shards} shards",
+            metadata={
+                "suite": header.suite_name,
+                "suite_hash": header.suite_hash,
+                "cases_hash": header.cases_hash,
+                "mutator": header.mutator,
+                "stateval_version": header.stateval_version,
+                "git_commit": header.git_commit,
+                "shards": int(shards),
+            },
+            shared_key=header.shared_run,
+        )
+    return ExperimentSpec(
+        name=header.experiment_name or header.run_id,
+        description=f"stateval run {header.run_id} of {header.suite_name}",
+        metadata={
+            "stateval_run_id": header.run_id,
+            "suite": header.suite_name,
+            "suite_path": header.suite_path,
+            "suite_hash": header.suite_hash,
+            "cases_hash": header.cases_hash,
+            "mutator": header.mutator,
+            "stateval_version": header.stateval_version,
+            "git_commit": header.git_commit,
+            "cases": len(header.case_ids),
+        },
+    )
+
+
+class PhoenixSink:
+    """Uploads scored cases as experiment runs with their evaluations, in the background.
+
+    Args:
+        uploader: The Phoenix REST client.
+        journal: Where acknowledgements are recorded.
+        url: The Phoenix server (acknowledgements from another server are not trusted).
+        scope: Prefix of the experiment's acknowledgement kinds (``experiment``, ``run``,
+            ``evaluations``, ``annotations``): empty for the run's own experiment,
+            ``rescore-<n>:`` for the experiment of a rescoring, so each keeps its own.
+        fields_as: Where ``field:<path>`` scores go (`stateval.run._fields_as`).
+        shard: The run's shard (``I/N``), whose per-field sums are merged with the others'.
+
+    Attributes:
+        flush_spans: Awaited before span annotations are posted (export finished spans).
+        sent: Evaluations and annotations stored in this invocation (progress).
+        to_send: How many this invocation has to store so far (grows as cases are scored).
+    """
+
+    def __init__(
+        self,
+        uploader: PhoenixUploader,
+        journal: Journal,
+        url: str,
+        *,
+        scope: str = "",
+        fields_as: FieldsAs = "evaluations",
+        shard: str | None = None,
+    ) -> None:
+        self.uploader = uploader
+        self.journal = journal
+        self.url = url
+        self.scope = scope
+        self.fields_as: FieldsAs = fields_as
+        self.shard = shard
+        self.flush_spans: Callable[[], Awaitable[object]] | None = None
+        self.error: str | None = None
+        self.runs = 0
+        self.evaluations = 0
+        self.annotations = 0
+        self.sent = 0
+        self.to_send = 0
+        self.skipped = 0
+        self.dataset_id: str | None = None
+        self.example_ids: dict[str, str] = {}
+        self.experiment_id: str | None = None
+        self.experiment_url: str | None = None
+        self.project_name: str | None = None
+        self._queue: asyncio.Queue[tuple[Case, CaseScore] | None] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._done: set[str] = set()
+        self._evaluated: set[str] = set()
+        self._fields = FieldAggregates()
+        self._batcher: AnnotationBatcher | None = None
+        self._started = time.monotonic()
+
+    @property
+    def ready(self) -> bool:
+        """True when the experiment exists and nothing has failed."""
+        return self.experiment_id is not None and self.error is None
+
+    async def prepare(self, suite: Suite, experiment: ExperimentSpec | None = None) -> None:
+        """Make sure the dataset and the experiment exist (reusing acknowledged ones).
+
+        Args:
+            suite: The suite whose cases are the dataset.
+            experiment: Name, description and metadata of the experiment to create (default:
+                the run's own, from the journal header).
+        """
+        ack = self.journal.ack("dataset")
+        if ack is not None and ack.get("url") == self.url:
+            self.dataset_id = str(ack["dataset_id"])
+            version_id = str(ack["version_id"])
+            self.example_ids = dict(ack["example_ids"])
+        else:
+            examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+            ref = await self.uploader.ensure_dataset(
+                suite.phoenix.dataset, examples, description=suite.model.description
+            )
+            self.dataset_id, version_id = ref.id, ref.version_id
+            self.example_ids = dict(ref.example_ids)
+            await asyncio.to_thread(
+                self.journal.append_ack,
+                "dataset",
+                url=self.url,
+                dataset_id=ref.id,
+                version_id=ref.version_id,
+                example_ids=self.example_ids,
+                uploaded=ref.uploaded,
+            )
+        ack = self.journal.ack(self.scope + "experiment")
+        if ack is not None and ack.get("dataset_id") == self.dataset_id:
+            self.experiment_id = str(ack["experiment_id"])
+            self.experiment_url = ack.get("experiment_url")
+            self.project_name = ack.get("project_name")
+            evaluated = {
+                case_id: rec
+                for case_id, rec in self.journal.acked(self.scope + "evaluations").items()
+                if rec.get("experiment_id") == self.experiment_id
+            }
+            annotated = {
+                case_id
+                for case_id, rec in self.journal.acked(self.scope + "annotations").items()
+                if rec.get("experiment_id") == self.experiment_id
+            }
+            self._evaluated = set(evaluated)
+            self._done = {
+                c for c, rec in evaluated.items() if not rec.get("annotations") or c in annotated
+            }
+            return
+        dataset = DatasetRef(
+            id=self.dataset_id,
+            name=suite.phoenix.dataset,
+            version_id=version_id,
+            example_ids=self.example_ids,
+            content_hash="",
+            uploaded=False,
+        )
+        spec = experiment or run_experiment(self.journal)
+        if spec.shared_key is None:
+            created = await self.uploader.create_experiment(
+                dataset, name=spec.name, description=spec.description, metadata=spec.metadata
+            )
+        else:
+            created, _ = await self.uploader.shared_experiment(
+                dataset,
+                key=spec.shared_key,
+                name=spec.name,
+                description=spec.description,
+                metadata=spec.metadata,
+            )
+        self.experiment_id = created.id
+        self.experiment_url = created.url
+        self.project_name = created.project_name
+        await asyncio.to_thread(
+            self.journal.append_ack,
+            self.scope + "experiment",
+            url=self.url,
+            dataset_id=self.dataset_id,
+            experiment_id=created.id,
+            experiment_url=created.url,
+            project_name=created.project_name,
+        )
+
+    async def record_summary(self, summary: RunSummary) -> None:
+        """Store the run's figures on the experiment's metadata (see
+        `RunSummary.experiment_metadata`), so experiments can be compared on them. A failure
+        is kept in `error` (the run's results are safe in the journal).
+
+        The shard of a sharded run stores its own figures under ``shard_figures[<I/N>]``
+        instead, leaving the shared experiment's top level alone (a shard's figures are not the
+        run's). Shards finish concurrently and Phoenix replaces metadata as a whole, so each
+        shard reads, writes, and checks after a pause that its entry survived, rewriting it if
+        another shard's write replaced it.
+        """
+        if self.experiment_id is None:
+            return
+        shard = self.journal.header.shard
+        try:
+            if shard is None:
+                await self.uploader.update_experiment_metadata(
+                    self.experiment_id, summary.experiment_metadata()
+                )
+            else:
+                await self._record_shard(self.experiment_id, shard, summary)
+        except PhoenixUnavailableError as exc:
+            self.error = self.error or str(exc)
+        await self.record_field_scores()
+
+    async def _record_shard(self, experiment_id: str, shard: str, summary: RunSummary) -> None:
+        figures = summary.experiment_metadata()
+        for attempt in range(_SHARD_WRITES):
+            current = dict((await self.uploader.get_experiment(experiment_id)).metadata)
+            entries = dict(current.get("shard_figures") or {})
+            if entries.get(shard) != figures:
+                entries[shard] = figures
+                current["shard_figures"] = entries
+                await self.uploader.replace_experiment_metadata(experiment_id, current)
+            elif attempt:
+                return
+            await asyncio.sleep(_SHARD_SETTLE * (1 + random.random()))
+
+    async def record_field_scores(self) -> None:
+        """Outside ``evaluations`` mode, store the per-field means on the experiment's metadata
+        (``field_scores``), so they show with the experiment. A failure is kept in `error`."""
+        if self.experiment_id is None or self.fields_as == "evaluations":
+            return
+        try:
+            await record_field_scores(self.uploader, self.experiment_id, self._fields, self.shard)
+        except PhoenixUnavailableError as exc:
+            self.error = self.error or str(exc)
+
+    def start(self, workers: int = UPLOAD_WORKERS) -> None:
+        """Start the upload workers."""
+        self._workers = [asyncio.create_task(self._work()) for _ in range(workers)]
+        if self.fields_as != "evaluations":
+            self._batcher = AnnotationBatcher(
+                self.uploader,
+                flush=self._flush,
+                on_cases_stored=self._annotated,
+                on_stored=self._count_annotations,
+            )
+
+    def submit(self, case: Case, score: CaseScore) -> None:
+        """Queue a scored case (already uploaded ones are skipped)."""
+        self._fields.add(case.id, ((e.name, e.score) for e in score.evaluations))
+        if case.id in self._done:
+            self.skipped += 1
+            return
+        has_span = score.result.span_id is not None
+        mode = self.fields_as
+        if case.id not in self._evaluated:
+            self.to_send += sum(
+                as_evaluation(e.name, mode, has_span=has_span) for e in score.evaluations
+            )
+        self.to_send += sum(
+            as_annotation(e.name, mode, has_span=has_span) for e in score.evaluations
+        )
+        self._queue.put_nowait((case, score))
+
+    async def finish(self, *, drain: bool = True) -> None:
+        """Wait for the queue to empty (``drain``) or drop it, then stop the workers."""
+        if drain:
+            for _ in self._workers:
+                self._queue.put_nowait(None)
+            await asyncio.gather(*self._workers, return_exceptions=True)
+            if self._batcher is not None:
+                await self._batcher.finish()
+                self.error = self.error or self._batcher.error
+        else:
+            for task in self._workers:
+                task.cancel()
+            await asyncio.gather(*self._workers, return_exceptions=True)
+            if self._batcher is not None:
+                self._batcher.cancel()
+                await self._batcher.finish()
+
+    def progress(self) -> UploadProgress:
+        """How far the upload has come (see `UploadProgress`)."""
+        return UploadProgress(self.sent, self.to_send, self._started, self.error)
+
+    def status(self, planned: list[str]) -> UploadStatus:
+        """What was uploaded in this invocation and what is still missing."""
+        pending = sum(1 for c in planned if c not in self._done)
+        return UploadStatus(
+            runs=self.runs,
+            evaluations=self.evaluations,
+            skipped=self.skipped,
+            pending=pending,
+            error=self.error,
+            experiment_url=self.experiment_url,
+        )
+
+    async def _work(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            if self.error is not None or self.experiment_id is None:
+                continue
+            try:
+                await self._upload(*item)
+            except* PhoenixUnavailableError as group:
+                self.error = str(group.exceptions[0])
+            except* Exception as group:
+                first = group.exceptions[0]
+                self.error = f"upload failed: {type(first).__name__}: {first}"
+
+    async def _flush(self) -> None:
+        if self.flush_spans is not None:
+            await self.flush_spans()
+
+    def _count_annotations(self, stored: int) -> None:
+        self.annotations += stored
+        self.sent += stored
+
+    async def _annotated(self, case_ids: list[str]) -> None:
+        for case_id in case_ids:
+            await asyncio.to_thread(
+                self.journal.append_ack,
+                self.scope + "annotations",
+                case_id,
+                experiment_id=self.experiment_id,
+            )
+            self._done.add(case_id)
+
+    async def _post_evaluation(self, record: EvaluationRecord) -> None:
+        await self.uploader.post_evaluation(record)
+        self.evaluations += 1
+        self.sent += 1
+
+    async def _upload(self, case: Case, score: CaseScore) -> None:
+        assert self.experiment_id is not None
+        experiment_id = self.experiment_id
+        span_id = score.result.span_id
+        notes = [
+            SpanAnnotationRecord(
+                span_id=span_id,
+                name=e.name,
+                annotator_kind=e.annotator_kind,
+                score=e.score,
+                label=e.label,
+                explanation=e.explanation,
+                identifier=experiment_id,  # one per experiment: a rescoring keeps the original's
+            )
+            for e in score.evaluations
+            if span_id is not None and as_annotation(e.name, self.fields_as, has_span=True)
+        ]
+        if case.id not in self._evaluated:
+            await self._upload_run(case, score, experiment_id, annotations=len(notes))
+        if notes and self._batcher is not None:
+            self._batcher.add(case.id, notes)
+        else:
+            self._done.add(case.id)
+
+    async def _upload_run(
+        self, case: Case, score: CaseScore, experiment_id: str, *, annotations: int
+    ) -> None:
+        ack = self.journal.ack(self.scope + "run", case.id)
+        if ack is not None and ack.get("experiment_id") == experiment_id:
+            run_id = str(ack["run_id"])
+        else:
+            run_id = await self.uploader.post_run(experiment_id, _run_record(case, score, self))
+            await asyncio.to_thread(
+                self.journal.append_ack,
+                self.scope + "run",
+                case.id,
+                experiment_id=experiment_id,
+                run_id=run_id,
+            )
+            self.runs += 1
+        records = [
+            EvaluationRecord(
+                run_id=run_id,
+                name=e.name,
+                annotator_kind=e.annotator_kind,
+                score=e.score,
+                label=e.label,
+                explanation=e.explanation,
+            )
+            for e in score.evaluations
+            if as_evaluation(e.name, self.fields_as, has_span=score.result.span_id is not None)
+        ]
+        async with asyncio.TaskGroup() as group:
+            for record in records:
+                group.create_task(self._post_evaluation(record))
+        await asyncio.to_thread(
+            self.journal.append_ack,
+            self.scope + "evaluations",
+            case.id,
+            experiment_id=experiment_id,
+            run_id=run_id,
+            count=len(records),
+            annotations=annotations,
+        )
+        self._evaluated.add(case.id)
+
+
+def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
+    result = score.result
+    try:
+        start = datetime.fromisoformat(result.started_at or "")
+    except ValueError:
+        start = datetime.now(UTC)
+    post = None if result.post_state is None else result.post_state.to_dict()
+    error = None if result.error is None else f"{result.error_type}: {result.error}"
+    return RunRecord(
+        example_id=sink.example_ids[case.id],
+        output={"post_state": post, "error": error},
+        start_time=start,
+        end_time=start + timedelta(seconds=result.time_used),
+        error=error,
+        trace_id=result.trace_id,
+    )

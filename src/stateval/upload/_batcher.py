@@ -1,0 +1,108 @@
+"""Span annotations gathered case by case and stored in bulk in the background."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from stateval.errors import PhoenixUnavailableError
+from stateval.upload._rest import SpanAnnotationRecord
+
+if TYPE_CHECKING:
+    from stateval.upload._uploader import PhoenixUploader
+
+__all__ = ["AnnotationBatcher"]
+
+
+class AnnotationBatcher:
+    """Stores the span annotations of cases in bulk requests as they accumulate.
+
+    `add` never waits: once ``batch_size`` annotations are pending, a background task stores them
+    (at most ``parallel`` at once), after calling ``flush`` (export the finished spans first, so
+    fewer annotations wait for their spans). A case's annotations always travel in one request,
+    and ``on_cases_stored`` is told which cases are complete. The first failure stops the batcher
+    and is kept in `error`; `finish` stores the rest and waits.
+
+    Args:
+        uploader: The Phoenix client.
+        batch_size: Annotations per request (a case's annotations are never split).
+        parallel: Requests in flight.
+        flush: Awaited before each request.
+        on_cases_stored: Awaited with the ids of the cases whose annotations were all stored.
+        on_stored: Called with each number of annotations stored (progress).
+        ingest_timeout: See `PhoenixUploader.post_span_annotations`.
+    """
+
+    def __init__(
+        self,
+        uploader: PhoenixUploader,
+        *,
+        batch_size: int = 200,
+        parallel: int = 2,
+        flush: Callable[[], Awaitable[object]] | None = None,
+        on_cases_stored: Callable[[list[str]], Awaitable[None]] | None = None,
+        on_stored: Callable[[int], None] | None = None,
+        ingest_timeout: float = 120.0,
+    ) -> None:
+        self._uploader = uploader
+        self._batch_size = batch_size
+        self._slots = asyncio.Semaphore(parallel)
+        self._flush = flush
+        self._on_cases_stored = on_cases_stored
+        self._on_stored = on_stored
+        self._ingest_timeout = ingest_timeout
+        self._pending: list[tuple[str, Sequence[SpanAnnotationRecord]]] = []
+        self._pending_count = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.error: str | None = None
+        self.stored = 0
+
+    def add(self, case_id: str, records: Sequence[SpanAnnotationRecord]) -> None:
+        """Queue one case's annotations."""
+        if self.error is not None:
+            return
+        self._pending.append((case_id, records))
+        self._pending_count += len(records)
+        if self._pending_count >= self._batch_size:
+            self._launch()
+
+    async def finish(self) -> None:
+        """Store what is pending and wait for every request."""
+        if self._pending and self.error is None:
+            self._launch()
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def cancel(self) -> None:
+        """Drop what is pending and stop the requests in flight (none of it is acknowledged)."""
+        self._pending, self._pending_count = [], 0
+        for task in self._tasks:
+            task.cancel()
+
+    def _launch(self) -> None:
+        groups, self._pending, self._pending_count = self._pending, [], 0
+        task = asyncio.create_task(self._store(groups))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _store(self, groups: list[tuple[str, Sequence[SpanAnnotationRecord]]]) -> None:
+        async with self._slots:
+            if self.error is not None:
+                return
+            records = [record for _, group in groups for record in group]
+            try:
+                if self._flush is not None:
+                    await self._flush()
+                await self._uploader.post_span_annotations(
+                    records,
+                    batch_size=len(records) or 1,
+                    parallel=1,
+                    ingest_timeout=self._ingest_timeout,
+                    on_stored=self._on_stored,
+                )
+                self.stored += len(records)
+                if self._on_cases_stored is not None:
+                    await self._on_cases_stored([case_id for case_id, _ in groups])
+            except PhoenixUnavailableError as exc:
+                self.error = str(exc)
