@@ -24,6 +24,7 @@ from stateval.suite import load_suite
 pytestmark = pytest.mark.llm
 
 REGISTRATION = Path(__file__).parents[2] / "examples" / "registration" / "suite.yaml"
+JUDGE_CHECK = REGISTRATION.with_name("judge.yaml")
 
 
 class Endpoint(Protocol):
@@ -179,3 +180,30 @@ async def test_the_registration_demo_suite_runs_against_the_server(
             assert set(original.pre_state.paths()) <= set(post.paths())
         for judgement in case.result.judgements:
             assert judgement.label in ("equivalent", "different"), judgement.explanation
+    # the model's own confidences: every value it returned (kept or new) is one sample
+    calibration = summary.calibration
+    assert calibration is not None
+    produced = sum(len(c.result.post_state.paths()) for c in summary.cases if c.result.post_state)
+    assert calibration.overall.n == produced
+    print(f"registration calibration: {calibration.overall.to_dict()}")
+
+
+async def test_the_judge_check_measures_the_local_judge_against_people(
+    local_llm: Endpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATEVAL_LOCAL_LLM_URL", local_llm.url)
+    suite = load_suite(JUDGE_CHECK)
+    journal = start_journal(tmp_path, suite)
+    summary = (await run_suite(suite, journal, concurrency=2)).summary
+    agreement = summary.agreement
+    assert agreement is not None
+    print(f"\njudge check: {agreement.overall.to_dict()}")
+    # every human verdict is compared with the judge's or said to be not judged, and the one
+    # that differs only in case never reaches the judge
+    assert agreement.overall.n + len(agreement.not_judged) == 10
+    why = {case_id: reason for case_id, _, reason in agreement.not_judged}
+    assert why["diet-10"] == "the rule matched the values; the judge was not asked"
+    assert all(r == "the judge failed" for c, r in why.items() if c != "diet-10")
+    (kappa,) = [t for t in summary.thresholds if t.name == "judge_kappa"]
+    assert kappa.value == agreement.overall.kappa
+    assert kappa.passed is (kappa.value is not None and kappa.value >= 0.4)
