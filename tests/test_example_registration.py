@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import doctest
+import importlib
 import re
 from pathlib import Path
 
@@ -76,3 +78,10 @@ def test_a_judge_that_accepts_everything_has_kappa_zero_and_fails(tmp_path: Path
     assert calibration.overall.n == 10
     assert calibration.overall.n_wrong == 0  # the judge accepted every value
     assert calibration.overall.reason == "no wrong values"
+
+
+def test_recorded_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(JUDGE_CHECK.parent))
+    result = doctest.testmod(importlib.import_module("recorded"))
+    assert result.attempted > 0
+    assert result.failed == 0
