@@ -159,13 +159,14 @@ def judged_suite(tmp_path: Path) -> Callable[..., Any]:
     from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
     from stateval.suite import load_suite
 
-    def build(**extra: Any) -> Any:
+    def build(human: dict[str, Any] | None = None, **extra: Any) -> Any:
+        """``human``: case id -> that case's ``human:`` (instead of the plain verdict)."""
         cases = [
             {
                 "id": case_id,
                 "input": {"prompt": f"I am {value}", "metadata": {"value": value, "confidence": c}},
                 "expected_post_state": {"user.name": name, "user.city": "Paris"},
-                "human": {"user.name": verdict},
+                "human": (human or {}).get(case_id, {"user.name": verdict}),
             }
             for case_id, name, value, c, verdict in JUDGED_CASES
         ]

@@ -56,6 +56,22 @@ def test_judge_agreement_with_human_verdicts(
     )
 
 
+def test_a_verdict_on_one_value_is_compared_only_when_the_mutator_gives_it(
+    judged_suite: Callable[..., Suite], tmp_path: Path
+) -> None:
+    human = {
+        "c1": {"user.name": {"verdict": "same", "actual": "Cy"}},  # the value given: compared
+        "c3": {"user.name": {"verdict": "different", "actual": "Annie"}},  # another value
+    }
+    summary = _run(judged_suite(human=human), tmp_path / ".stateval").summary
+    agreement = summary.agreement
+    assert agreement is not None
+    assert agreement.overall.n == 3  # c1, c2, c4 (c5 is matched by rule)
+    assert agreement.disagreements == ()
+    why = {case_id: reason for case_id, _, reason in agreement.not_judged}
+    assert why["c3"] == 'the human verdict is on another value ("Annie")'
+
+
 def test_calibration_uses_the_judged_value_and_ignores_the_confidence_rule(
     judged_suite: Callable[..., Suite], tmp_path: Path
 ) -> None:
@@ -119,6 +135,10 @@ def test_a_human_verdict_on_a_field_no_llm_judges_is_a_suite_problem(tmp_path: P
     }
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(SuiteProblemsError, match=r"human\.user\.name.*no LLM judges"):
+        load_suite(path, load_mutator=False)
+    case["human"] = {"user.name": {"verdict": "same"}}  # a pinned verdict needs its value
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SuiteProblemsError, match="actual"):
         load_suite(path, load_mutator=False)
     case["human"] = {"user.name": "maybe"}
     path.write_text(yaml.safe_dump(data))

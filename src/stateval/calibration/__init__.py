@@ -14,6 +14,7 @@ from stateval.calibration._agreement import (
     Agreement,
     AgreementReport,
     AgreementSample,
+    HumanVerdict,
     cohen_kappa,
     judge_agreement,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Calibration",
     "CalibrationReport",
     "CalibrationSample",
+    "HumanVerdict",
     "ReliabilityBin",
     "TriagePoint",
     "auroc",

@@ -28,6 +28,7 @@ __all__ = [
     "Agreement",
     "AgreementReport",
     "AgreementSample",
+    "HumanVerdict",
     "cohen_kappa",
     "judge_agreement",
 ]
@@ -40,6 +41,22 @@ HUMAN_LABELS: dict[str, bool] = {
 """Human verdicts a case may give, and whether each says the values are equivalent."""
 
 _OVERALL = "(all judged fields)"
+
+
+@dataclass(frozen=True, slots=True)
+class HumanVerdict:
+    """A person's verdict on one judged field of one case.
+
+    Attributes:
+        same: The person says the mutator's value is equivalent to the expected one.
+        actual: With `pinned`, the mutator's value the verdict is on.
+        pinned: The verdict holds only when the mutator gives `actual` (a run whose mutator
+            gives another value does not compare it with the judge).
+    """
+
+    same: bool
+    actual: Any = None
+    pinned: bool = False
 
 
 def cohen_kappa(tp: int, fn: int, fp: int, tn: int) -> float | None:

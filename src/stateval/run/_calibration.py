@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from stateval.calibration import (
     AgreementReport,
     AgreementSample,
     CalibrationReport,
     CalibrationSample,
+    HumanVerdict,
     calibrate,
     calibration_samples,
     judge_agreement,
@@ -29,12 +32,20 @@ def run_calibration(scores: Sequence[CaseScore]) -> CalibrationReport:
     return calibrate(samples, missing)
 
 
-def _why_not_judged(score: CaseScore, path: str) -> str | None:
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _why_not_judged(score: CaseScore, path: str, verdict: HumanVerdict) -> str | None:
     if not score.ok:
         return "the mutator failed"
     field = score.comparison.field(path)
     if field is None or field.actual is None:
         return "the mutator left the field out"
+    if verdict.pinned and _canonical(verdict.actual) != _canonical(field.actual.value):
+        shown = _canonical(verdict.actual)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return f"the human verdict is on another value ({shown})"
     if field.expected is None:
         return "the field was not expected"
     evaluation = score.evaluation(f"field:{path}")
@@ -46,21 +57,21 @@ def _why_not_judged(score: CaseScore, path: str) -> str | None:
 
 
 def run_agreement(
-    scores: Sequence[CaseScore], human: Mapping[str, Mapping[str, bool]]
+    scores: Sequence[CaseScore], human: Mapping[str, Mapping[str, HumanVerdict]]
 ) -> AgreementReport | None:
     """The judge's agreement with the human verdicts, or None when no case has any.
 
     Args:
         scores: The scored cases.
-        human: Case id -> judged path -> the human says the values are equivalent.
+        human: Case id -> judged path -> the human verdict.
     """
     if not any(human.get(s.case_id) for s in scores):
         return None
     samples: list[AgreementSample] = []
     not_judged: list[tuple[str, str, str]] = []
     for score in scores:
-        for path, same in (human.get(score.case_id) or {}).items():
-            why = _why_not_judged(score, path)
+        for path, verdict in (human.get(score.case_id) or {}).items():
+            why = _why_not_judged(score, path, verdict)
             if why is not None:
                 not_judged.append((score.case_id, path, why))
                 continue
@@ -75,7 +86,7 @@ def run_agreement(
                 AgreementSample(
                     score.case_id,
                     path,
-                    human=same,
+                    human=verdict.same,
                     judge=bool(field.value_matched),
                     expected=field.expected.value,
                     actual=field.actual.value,

@@ -13,11 +13,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from stateval.calibration import HUMAN_LABELS
+from stateval.calibration import HUMAN_LABELS, HumanVerdict
 from stateval.errors import StateError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
-from stateval.suite._models import CaseSpec
+from stateval.suite._models import CaseSpec, HumanVerdictSpec
 
 __all__ = [
     "Case",
@@ -58,7 +58,7 @@ class Case:
         input: What the mutator reads.
         expected_post_state: The state the mutator should return.
         metadata: Free JSON about the case (sent to Phoenix as the example's metadata).
-        human: Human verdicts on LLM-judged fields: path -> the values are equivalent.
+        human: Human verdicts on LLM-judged fields, by path.
     """
 
     id: str
@@ -66,7 +66,7 @@ class Case:
     input: StructuredInput
     expected_post_state: InterpretiveState
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    human: Mapping[str, bool] = field(default_factory=dict)
+    human: Mapping[str, HumanVerdict] = field(default_factory=dict)
 
     def to_example(self) -> dict[str, Any]:
         """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""
@@ -198,6 +198,12 @@ def _state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> Inte
     return InterpretiveState.from_flat(data, confidence=confidence)
 
 
+def _human_verdict(given: str | HumanVerdictSpec) -> HumanVerdict:
+    if isinstance(given, HumanVerdictSpec):
+        return HumanVerdict(HUMAN_LABELS[given.verdict], given.actual, pinned=True)
+    return HumanVerdict(HUMAN_LABELS[given])
+
+
 def build_case(
     spec: CaseSpec, fmt: StateFormat, confidence: float
 ) -> tuple[Case | None, list[tuple[Loc, str]]]:
@@ -230,7 +236,7 @@ def build_case(
         case_input,
         states["expected_post_state"],
         dict(spec.metadata),
-        {path: HUMAN_LABELS[label] for path, label in spec.human.items()},
+        {path: _human_verdict(given) for path, given in spec.human.items()},
     )
     return case, []
 

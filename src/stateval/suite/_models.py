@@ -120,6 +120,19 @@ class CaseInputSpec(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+HumanLabel = Literal["same", "equivalent", "different"]
+
+
+class HumanVerdictSpec(_Strict):
+    """A human verdict on one value the mutator gave (kept valid when the mutator changes)."""
+
+    verdict: HumanLabel
+    actual: Any = Field(
+        description="The mutator's value the verdict is on; with another value the verdict "
+        "is not compared."
+    )
+
+
 class CaseSpec(_Strict):
     """One case: a pre-state, an input, the expected post-state.
 
@@ -132,10 +145,11 @@ class CaseSpec(_Strict):
     input: CaseInputSpec
     expected_post_state: dict[str, Any]
     metadata: dict[str, Any] = Field(default_factory=dict)
-    human: dict[str, Literal["same", "equivalent", "different"]] = Field(
+    human: dict[str, HumanLabel | HumanVerdictSpec] = Field(
         default_factory=dict,
-        description="Human verdicts on LLM-judged fields (path -> same or different); the "
-        "run reports the judge's agreement with them.",
+        description="Human verdicts on LLM-judged fields (path -> same or different, or "
+        "{verdict, actual} for a verdict on one value of the mutator); the run reports the "
+        "judge's agreement with them.",
     )
 
     @field_validator("id", mode="before")
