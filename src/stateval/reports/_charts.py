@@ -118,9 +118,9 @@ def reliability_chart(calibration: Calibration) -> str:
         [b.mean_confidence for b in bins],
         [b.accuracy for b in bins],
         marker="o",
+        linestyle="none",
         color=_RED,
-        linewidth=1,
-        label="mean confidence",
+        label="bin's mean confidence",
     )
     for b in bins:
         ax.text((b.lower + b.upper) / 2, b.accuracy + 0.02, str(b.n), ha="center", fontsize=7)

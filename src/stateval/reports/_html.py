@@ -201,7 +201,9 @@ def _calibration(report: CalibrationReport | None) -> str:
         f"({overall.n_missing} such).</p>"
     ]
     if overall.measurable:
-        fields = [f for f in report.fields if f.measurable][:_TRIAGE_FIELDS]
+        # a field holding every value would only hide the pooled curve
+        fields = [f for f in report.fields if f.measurable and f.n < overall.n]
+        fields = fields[:_TRIAGE_FIELDS]
         parts.append(
             '<div class="charts">'
             + reliability_chart(overall)
