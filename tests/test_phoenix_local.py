@@ -1,7 +1,7 @@
 """The local Phoenix is one per user: started once, found by every run from any folder.
 
-Starts a real server from ``STATEVAL_TEST_PHOENIX_BIN`` (see tests/conftest.py), with its data in
-a temporary ``STATEVAL_PHOENIX_HOME``.
+Starts a real server from ``STATEVAL_TEST_PHOENIX_BIN``, else from the environment stateval
+provisions (see tests/conftest.py), with its data in a temporary ``STATEVAL_PHOENIX_HOME``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from stateval.server import phoenix_executable
 
 MODULE = """
 from stateval import InterpretiveState
@@ -54,11 +56,7 @@ def _free_port() -> int:
 
 @pytest.mark.phoenix
 def test_one_local_phoenix_per_user_found_from_any_folder(tmp_path: Path) -> None:
-    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN")
-    if not binary:
-        if os.environ.get("CI"):
-            pytest.fail("CI must set STATEVAL_TEST_PHOENIX_BIN for the local-server test")
-        pytest.skip("set STATEVAL_TEST_PHOENIX_BIN to a phoenix executable")
+    binary = os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or str(phoenix_executable())
     home = tmp_path / "user-data" / "phoenix"
     env = {
         k: v
