@@ -277,6 +277,8 @@ def test_progress_lines_give_the_rate_and_what_is_left() -> None:
     assert describe(p, now=110.0) == (
         "upload to Phoenix: 1,200/4,600 scores stored (120/s, about 28 s left)"
     )
+    # Over the last interval the rate was 300/s: the time left follows it.
+    assert describe(p, now=110.0, rate=300.0).endswith("(300/s, about 11 s left)")
     done = UploadProgress(sent=4600, total=4600, started=100.0)
     assert describe(done, now=135.0) == "upload to Phoenix: 4,600/4,600 scores stored in 35 s"
 

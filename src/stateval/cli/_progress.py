@@ -26,13 +26,17 @@ from stateval.run import UploadProgress
 __all__ = ["UploadWatch", "describe"]
 
 
-def describe(p: UploadProgress, now: float | None = None) -> str:
-    """One line: ``upload: 1,200/4,600 scores stored (130/s, about 26 s left)``."""
+def describe(p: UploadProgress, now: float | None = None, rate: float | None = None) -> str:
+    """One line: ``upload: 1,200/4,600 scores stored (130/s, about 26 s left)``.
+
+    ``rate`` (scores per second, e.g. over the last interval) defaults to the average since the
+    upload began.
+    """
     elapsed = max((now if now is not None else time.monotonic()) - p.started, 1e-9)
-    rate = p.sent / elapsed
     line = f"upload to Phoenix: {p.sent:,}/{p.total:,} scores stored"
     if p.sent >= p.total:
         return f"{line} in {elapsed:.0f} s"
+    rate = p.sent / elapsed if rate is None else rate
     if rate > 0:
         left = (p.total - p.sent) / rate
         line += f" ({rate:,.0f}/s, about {left:,.0f} s left)"
@@ -71,9 +75,13 @@ class UploadWatch:
             self._console.print(describe(self._progress()))
 
     async def _lines(self, progress: Callable[[], UploadProgress]) -> None:
+        before, then = progress().sent, time.monotonic()
         while True:
             await asyncio.sleep(self._interval)
-            self._console.print(describe(progress()))
+            p, now = progress(), time.monotonic()
+            rate = (p.sent - before) / max(now - then, 1e-9) if p.sent > before else None
+            self._console.print(describe(p, now, rate))
+            before, then = p.sent, now
 
     async def _live(self, progress: Callable[[], UploadProgress]) -> None:
         bar = Progress(
