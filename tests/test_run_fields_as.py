@@ -296,3 +296,38 @@ def test_an_unknown_fields_as_on_the_command_line_exits_2(tmp_path: Path) -> Non
         "error: --fields-as 'spans': expected one of evaluations, annotations, both"
         in result.output
     )
+
+
+@pytest.mark.phoenix
+def test_the_shards_of_a_run_merge_their_field_means_on_the_shared_experiment(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    from stateval.run import Shard
+
+    suite = _suite(tmp_path, "annotations")
+    outcomes = []
+    for i in (1, 2):
+        journal = start_journal(
+            tmp_path / f"home-{i}",
+            suite,
+            phoenix_url=phoenix_url,
+            shard=Shard(i, 2),
+            shared_run=f"merge-{uuid.uuid4().hex[:6]}"
+            if i == 1
+            else outcomes[0].journal.header.shared_run,
+        )
+        outcomes.append(
+            asyncio.run(
+                run_suite(suite, journal, concurrency=4, phoenix=PhoenixTarget(phoenix_url))
+            )
+        )
+    ids = {o.journal.ack("experiment")["experiment_id"] for o in outcomes}  # type: ignore[index]
+    assert len(ids) == 1
+    metadata = _get(phoenix_url, f"/v1/experiments/{ids.pop()}")["data"]["metadata"]
+    assert set(metadata["field_scores_by_shard"]) == {"1/2", "2/2"}
+    for j in range(FIELDS):
+        wrong = sum((i + j) % 3 == 0 for i in range(N))
+        assert metadata["field_scores"][f"field:f{j}"] == {
+            "mean": pytest.approx(1 - wrong / N),
+            "count": N,
+        }
