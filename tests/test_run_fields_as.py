@@ -305,6 +305,7 @@ def test_the_shards_of_a_run_merge_their_field_means_on_the_shared_experiment(
     from stateval.run import Shard
 
     suite = _suite(tmp_path, "annotations")
+    group = f"merge-{uuid.uuid4().hex[:6]}"
     outcomes = []
     for i in (1, 2):
         journal = start_journal(
@@ -312,9 +313,7 @@ def test_the_shards_of_a_run_merge_their_field_means_on_the_shared_experiment(
             suite,
             phoenix_url=phoenix_url,
             shard=Shard(i, 2),
-            shared_run=f"merge-{uuid.uuid4().hex[:6]}"
-            if i == 1
-            else outcomes[0].journal.header.shared_run,
+            shared_run=group,
         )
         outcomes.append(
             asyncio.run(
