@@ -10,6 +10,7 @@ __all__ = [
     "ComparisonError",
     "ConfigError",
     "DatasetError",
+    "DiffError",
     "EvaluationConfigError",
     "EvaluationError",
     "EvaluatorNotFoundError",
@@ -236,6 +237,10 @@ class SuiteProblemsError(SuiteError):
 
 class JournalError(StatevalError):
     """A run journal cannot be found, read, resumed or rescored."""
+
+
+class DiffError(StatevalError):
+    """Two runs cannot be compared: a run or experiment not found, or nothing to pair."""
 
 
 class FieldNotFoundError(StateError, KeyError):

@@ -30,6 +30,15 @@ from stateval.cli._common import (
     errors_to_exit,
     report_console,
 )
+from stateval.cli._diff import (
+    BaselineOption,
+    FailOnRegressionOption,
+    RepeatOption,
+    after_run,
+    diff,
+    gate_after_run,
+    resolve_baseline,
+)
 from stateval.cli._mutate import mutate
 
 if TYPE_CHECKING:
@@ -176,9 +185,17 @@ def run(
             "commit, --limit and N); give a new one to run the same shards again.",
         ),
     ] = None,
+    repeat: RepeatOption = 1,
+    baseline: BaselineOption = None,
+    fail_on_regression: FailOnRegressionOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Run a suite: every case through the mutator, scored per field, reported to Phoenix."""
+    """Run a suite: every case through the mutator, scored per field, reported to Phoenix.
+
+    With --baseline (or the suite's thresholds.regressions.baseline), the run is compared with
+    the baseline field by field after the summary; --fail-on-regression, or a
+    thresholds.regressions block, makes regressed fields fail the run.
+    """
     if phoenix_url and no_phoenix:
         print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
@@ -206,12 +223,21 @@ def run(
                     f"--fields-as is ignored with --resume (the run keeps "
                     f"{journal.header.fields_as})"
                 )
+            if repeat != 1:
+                err.print("--repeat is ignored with --resume (the run keeps its repetitions)")
             recorded = journal.header.phoenix_url if not no_phoenix else None
             err.print(
                 f"Resuming run {journal.run_id}: {len(journal.missing)} of "
                 f"{len(journal.header.case_ids)} cases left to run"
             )
         target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
+        gate_spec = suite.thresholds.regressions
+        baseline = baseline or (gate_spec.baseline if gate_spec is not None else None)
+        base_run = None
+        if baseline is not None:
+            base_run = resolve_baseline(
+                baseline, suite.path, home, target, journal.run_id if resume else None
+            )
         if not resume:
             journal = start_journal(
                 home,
@@ -221,6 +247,7 @@ def run(
                 shard=part,
                 shared_run=shard_group,
                 fields_as=mode,
+                repetitions=repeat,
             )
             if part is not None:
                 err.print(
@@ -236,6 +263,16 @@ def run(
             err,
             lambda summary: _finish(summary, report_json, junit, markdown, report_html),
         )
+        cand = after_run(suite, outcome, report_json)
+        gate_failed = False
+        if base_run is not None:
+            gate_failed = gate_after_run(
+                cand, base_run, gate_spec, target, err, report_json, markdown
+            ) and (fail_on_regression or gate_spec is not None)
+        elif fail_on_regression:
+            err.print(
+                "[yellow]note: --fail-on-regression without a baseline checks nothing[/yellow]"
+            )
         upload = outcome.upload
         if upload is not None and (upload.error or upload.pending):
             err.print(
@@ -243,7 +280,8 @@ def run(
                 f"{': ' + upload.error if upload.error else ''}; "
                 f"`stateval run {suite_path} --resume` uploads them[/yellow]"
             )
-    raise typer.Exit(EXIT_PASS if outcome.summary.passed else EXIT_BELOW_THRESHOLD)
+    passed = outcome.summary.passed and not gate_failed
+    raise typer.Exit(EXIT_PASS if passed else EXIT_BELOW_THRESHOLD)
 
 
 def _run_with_progress(
@@ -261,8 +299,8 @@ def _run_with_progress(
     from stateval.cli._progress import UploadWatch
     from stateval.run import CaseScore, UploadProgress, run_suite
 
-    total = len(journal.header.case_ids)
-    done = total - len(journal.missing)
+    total = len(journal.header.case_ids) * journal.header.repetitions
+    done = total - len(journal.missing) - len(journal.missing_repetitions)
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -603,6 +641,9 @@ def model_stop(
 
 
 app.command("mutate")(mutate)
+
+
+app.command("diff", short_help="Per-field verdicts of a run against a baseline.")(diff)
 
 
 def main() -> None:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
-from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_scores
+from stateval.run._runner import (
+    CaseSpan,
+    SpanFactory,
+    UploadSink,
+    execute,
+    journaled_repetitions,
+    journaled_scores,
+)
 from stateval.run._scoring import (
     FieldRow,
     RunSummary,
@@ -12,6 +19,7 @@ from stateval.run._scoring import (
     ThresholdResult,
     score_case,
     summarize,
+    threshold_names,
 )
 from stateval.run._session import (
     OnScored,
@@ -28,8 +36,10 @@ from stateval.run._session import (
     start_journal,
 )
 from stateval.run._shard import Shard
+from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
 
 __all__ = [
+    "ENV_HOME",
     "CaseResult",
     "CaseScore",
     "CaseSpan",
@@ -53,13 +63,17 @@ __all__ = [
     "execute",
     "find_latest",
     "find_resumable",
+    "journaled_repetitions",
     "journaled_scores",
     "list_runs",
     "new_run_id",
     "rescore",
     "rescore_to_phoenix",
+    "resolve_phoenix",
     "run_suite",
     "score_case",
     "start_journal",
+    "stateval_home",
     "summarize",
+    "threshold_names",
 ]

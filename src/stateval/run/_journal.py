@@ -5,7 +5,8 @@ Each line is one JSON record, written and ``fsync``'d before the call returns:
 
 - ``{"kind": "header", ...}``: the run (suite, hashes, planned case ids, Phoenix names);
 - ``{"kind": "result", "case_id", ...}``: one case's result (the mutator's post-state or error,
-  as ``stateval.run.CaseResult.to_dict``);
+  as ``stateval.run.CaseResult.to_dict``); a run with ``repetitions`` > 1 (``--repeat``) has
+  one per case and repetition (``"repetition": 2``...);
 - ``{"kind": "ack", "what": "dataset" | "experiment" | "run" | "evaluations", ...}``: Phoenix
   accepted an upload (so a resumed run never sends it again);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
@@ -69,6 +70,7 @@ class RunHeader(BaseModel):
     shard: str | None = None
     shared_run: str | None = None
     fields_as: Literal["evaluations", "annotations", "both"] = "evaluations"
+    repetitions: int = Field(default=1, ge=1)
 
 
 def _runs_dir(root: str | Path) -> Path:
@@ -115,7 +117,9 @@ class Journal:
     Attributes:
         path: The ``journal.jsonl`` file.
         header: The run.
-        results: Case id -> the latest result record for it (``CaseResult.to_dict`` form).
+        results: Case id -> the latest result record for it (``CaseResult.to_dict`` form); with
+            repetitions, the first repetition's.
+        repeated: (case id, repetition) -> result record, for repetitions 2 and up.
         complete: True once an ``end`` record was written.
     """
 
@@ -123,6 +127,7 @@ class Journal:
         self.path = path
         self.header = header
         self.results: dict[str, dict[str, Any]] = {}
+        self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
         self._acks: dict[tuple[str, str], dict[str, Any]] = {}
         self.complete = False
         self._lock = threading.Lock()
@@ -189,7 +194,7 @@ class Journal:
             case_id = record.get("case_id")
             if not isinstance(case_id, str):
                 raise JournalError(f"{self.path}: a result record has no case_id")
-            self.results[case_id] = record
+            self._keep(case_id, record)
         elif kind == "ack":
             what = str(record.get("what"))
             key = str(record.get("case_id", ""))
@@ -205,10 +210,37 @@ class Journal:
         """Case id -> acknowledgement, for per-case acknowledgements of kind ``what``."""
         return {key: rec for (kind, key), rec in self._acks.items() if kind == what and key}
 
+    def _keep(self, case_id: str, record: dict[str, Any]) -> None:
+        repetition = record.get("repetition") or 1
+        if repetition == 1:
+            self.results[case_id] = record
+        else:
+            self.repeated[(case_id, int(repetition))] = record
+
     @property
     def missing(self) -> list[str]:
-        """Planned case ids without a result, in plan order."""
+        """Planned case ids without a result (of their first repetition), in plan order."""
         return [c for c in self.header.case_ids if c not in self.results]
+
+    @property
+    def missing_repetitions(self) -> list[tuple[str, int]]:
+        """(case id, repetition) of the repetitions after the first still without a result."""
+        return [
+            (c, r)
+            for r in range(2, self.header.repetitions + 1)
+            for c in self.header.case_ids
+            if (c, r) not in self.repeated
+        ]
+
+    def repetitions_of(self, case_id: str) -> list[dict[str, Any]]:
+        """Every journaled result record of a case, in repetition order."""
+        first = self.results.get(case_id)
+        rest = [
+            self.repeated[(case_id, r)]
+            for r in range(2, self.header.repetitions + 1)
+            if (case_id, r) in self.repeated
+        ]
+        return ([first] if first is not None else []) + rest
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -216,7 +248,7 @@ class Journal:
         """Record a case result (durably, before returning)."""
         record = {"kind": "result", **result, "case_id": case_id}
         self._write(record)
-        self.results[case_id] = record
+        self._keep(case_id, record)
 
     def append_ack(self, what: str, case_id: str | None = None, **data: Any) -> None:
         """Record that Phoenix accepted an upload."""

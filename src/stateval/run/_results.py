@@ -98,6 +98,7 @@ class CaseResult:
         raw_output: An LLM's raw reply when the mutator rejected it.
         started_at: When the call started (ISO 8601, UTC).
         judgements: The LLM judge's verdicts on this case's judged fields.
+        repetition: Which repetition of the case this is (``stateval run --repeat``), from 1.
     """
 
     case_id: str
@@ -110,6 +111,7 @@ class CaseResult:
     started_at: str | None = None
     judgements: tuple[Judgement, ...] = ()
     span_id: str | None = None
+    repetition: int = 1
 
     @property
     def ok(self) -> bool:
@@ -117,8 +119,10 @@ class CaseResult:
         return self.error is None and self.post_state is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored in the journal."""
+        """The JSON form stored in the journal (``repetition`` only after the first)."""
+        extra = {"repetition": self.repetition} if self.repetition > 1 else {}
         return {
+            **extra,
             "case_id": self.case_id,
             "post_state": None if self.post_state is None else self.post_state.to_dict(),
             "error": self.error,
@@ -151,6 +155,7 @@ class CaseResult:
                 raw_output=data.get("raw_output"),
                 started_at=data.get("started_at"),
                 judgements=tuple(Judgement.from_dict(j) for j in data.get("judgements") or ()),
+                repetition=int(data.get("repetition") or 1),
             )
         except (KeyError, TypeError, ValueError, StatevalError) as exc:
             raise JournalError(f"malformed case result record: {exc}") from exc

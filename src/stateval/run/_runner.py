@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +30,7 @@ __all__ = [
     "SpanFactory",
     "UploadSink",
     "execute",
+    "journaled_repetitions",
     "journaled_scores",
 ]
 
@@ -81,8 +82,23 @@ def _no_span(case: Case) -> Iterator[CaseSpan]:
     yield _NoSpan()
 
 
+def journaled_repetitions(
+    suite: Suite, journal: Journal, scoring: Scoring
+) -> dict[str, list[CaseScore]]:
+    """Case id -> the scores of its journaled repetitions, in repetition order (one each for a
+    run without ``--repeat``)."""
+    out: dict[str, list[CaseScore]] = {}
+    for case_id in journal.header.case_ids:
+        case = suite.case(case_id)
+        records = journal.repetitions_of(case_id)
+        if case is not None and records:
+            out[case_id] = [score_case(case, CaseResult.from_dict(r), scoring) for r in records]
+    return out
+
+
 def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[str, CaseScore]:
-    """Scores of every planned case that already has a journaled result."""
+    """Scores of every planned case that already has a journaled result (the first repetition's
+    with ``--repeat``)."""
     out: dict[str, CaseScore] = {}
     for case_id in journal.header.case_ids:
         record = journal.results.get(case_id)
@@ -107,6 +123,9 @@ async def execute(
 ) -> dict[str, CaseScore]:
     """Run every planned case the journal has no result for; return every case's score.
 
+    With ``repetitions`` in the journal's header, each case runs that many times (every result
+    journaled and handed to ``sink``); the scores returned are the first repetition's.
+
     Cases already in the journal are scored from it (and handed to ``sink``, which skips what it
     has uploaded before). Each new result is judged where a field's policy asks for the LLM
     judge, then appended to the journal (verdicts included), then scored.
@@ -130,26 +149,32 @@ async def execute(
             case = suite.case(case_id)
             assert case is not None
             sink.submit(case, score)
-    todo: asyncio.Queue[Case] = asyncio.Queue()
-    for case_id in journal.missing:
+        for (case_id, _), record in journal.repeated.items():
+            case = suite.case(case_id)
+            if case is not None:
+                sink.submit(case, score_case(case, CaseResult.from_dict(record), scoring))
+    todo: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
+    for case_id, repetition in [(c, 1) for c in journal.missing] + journal.missing_repetitions:
         case = suite.case(case_id)
         if case is not None:
-            todo.put_nowait(case)
+            todo.put_nowait((case, repetition))
     evaluator = LLMEvaluator(scoring.policies)
 
     async def worker() -> None:
         while True:
             try:
-                case = todo.get_nowait()
+                case, repetition = todo.get_nowait()
             except asyncio.QueueEmpty:
                 return
             result, case_span = await _run_case(case, mutator, evaluator, open_span)
+            result = replace(result, repetition=repetition)
             reenter = getattr(case_span, "reenter", None)
             with reenter() if callable(reenter) else nullcontext():
                 result = await judge_result(case, result, scoring.policies, judge)
             await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
             score = score_case(case, result, scoring)
-            scores[case.id] = score
+            if repetition == 1:
+                scores[case.id] = score
             if sink is not None:
                 sink.submit(case, score)
             if on_case is not None:
@@ -159,7 +184,7 @@ async def execute(
     async with asyncio.TaskGroup() as group:
         for _ in range(workers):
             group.create_task(worker())
-    if not journal.missing:
+    if not journal.missing and not journal.missing_repetitions:
         await asyncio.to_thread(journal.append_end)
     return scores
 

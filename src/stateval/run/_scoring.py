@@ -34,7 +34,15 @@ from stateval.run._summary_metadata import quality_metadata
 from stateval.state import InterpretiveState
 from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
-__all__ = ["FieldRow", "RunSummary", "Scoring", "ThresholdResult", "score_case", "summarize"]
+__all__ = [
+    "FieldRow",
+    "RunSummary",
+    "Scoring",
+    "ThresholdResult",
+    "score_case",
+    "summarize",
+    "threshold_names",
+]
 
 _GLOB = frozenset("*?[")
 _WORST_SHOWN = 10
@@ -654,6 +662,16 @@ def summarize(
         calibration=run_calibration(order),
         agreement=agreement,
     )
+
+
+def threshold_names(spec: ThresholdsSpec) -> list[str]:
+    r"""The names of the thresholds ``spec`` sets, as a run's `ThresholdResult`\ s carry them
+    (``accuracy``, ``error_rate``, ``fields[hotel.*]``...), in the same order."""
+    names = [name for name in _RUN_THRESHOLDS if getattr(spec, name) is not None]
+    if spec.max_error_rate is not None:
+        names.append("error_rate")
+    names.extend(f"fields[{pattern}]" for pattern in spec.fields)
+    return names
 
 
 def _thresholds(

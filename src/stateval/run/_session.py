@@ -124,6 +124,7 @@ def start_journal(
     shard: Shard | None = None,
     shared_run: str | None = None,
     fields_as: FieldsAs | None = None,
+    repetitions: int = 1,
 ) -> Journal:
     """Create a new run's journal planning the suite's first ``limit`` cases.
 
@@ -139,6 +140,7 @@ def start_journal(
             pipeline agree without being told).
         fields_as: Where field scores go in Phoenix (default: the suite's
             ``phoenix.fields_as``); kept for a resumed run.
+        repetitions: Run every case this many times (``--repeat``).
     """
     from stateval._version import __version__
 
@@ -158,6 +160,7 @@ def start_journal(
         dataset=suite.phoenix.dataset,
         project=suite.phoenix.project,
         fields_as=fields_as or suite.phoenix.fields_as,
+        repetitions=repetitions,
     )
     if shard is None:
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"

@@ -61,12 +61,14 @@ class ExperimentSpec:
         metadata: Its metadata (JSON values).
         shared_key: Set when several processes (the shards of a run) write to this one
             experiment: the first creates it, the others find it by this key.
+        repetitions: How many times each example runs (``stateval run --repeat``).
     """
 
     name: str
     description: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     shared_key: str | None = None
+    repetitions: int = 1
 
 
 def run_experiment(journal: Journal) -> ExperimentSpec:
@@ -85,8 +87,10 @@ def run_experiment(journal: Journal) -> ExperimentSpec:
                 "stateval_version": header.stateval_version,
                 "git_commit": header.git_commit,
                 "shards": int(shards),
+                "repetitions": header.repetitions,
             },
             shared_key=header.shared_run,
+            repetitions=header.repetitions,
         )
     return ExperimentSpec(
         name=header.experiment_name or header.run_id,
@@ -101,7 +105,9 @@ def run_experiment(journal: Journal) -> ExperimentSpec:
             "stateval_version": header.stateval_version,
             "git_commit": header.git_commit,
             "cases": len(header.case_ids),
+            "repetitions": header.repetitions,
         },
+        repetitions=header.repetitions,
     )
 
 
@@ -157,6 +163,7 @@ class PhoenixSink:
         self._workers: list[asyncio.Task[None]] = []
         self._done: set[str] = set()
         self._evaluated: set[str] = set()
+        self.repetitions = 1
         self._fields = FieldAggregates()
         self._batcher: AnnotationBatcher | None = None
         self._started = time.monotonic()
@@ -174,6 +181,8 @@ class PhoenixSink:
             experiment: Name, description and metadata of the experiment to create (default:
                 the run's own, from the journal header).
         """
+        spec = experiment or run_experiment(self.journal)
+        self.repetitions = spec.repetitions
         ack = self.journal.ack("dataset")
         if ack is not None and ack.get("url") == self.url:
             self.dataset_id = str(ack["dataset_id"])
@@ -223,10 +232,13 @@ class PhoenixSink:
             content_hash="",
             uploaded=False,
         )
-        spec = experiment or run_experiment(self.journal)
         if spec.shared_key is None:
             created = await self.uploader.create_experiment(
-                dataset, name=spec.name, description=spec.description, metadata=spec.metadata
+                dataset,
+                name=spec.name,
+                description=spec.description,
+                metadata=spec.metadata,
+                repetitions=spec.repetitions,
             )
         else:
             created, _ = await self.uploader.shared_experiment(
@@ -235,6 +247,7 @@ class PhoenixSink:
                 name=spec.name,
                 description=spec.description,
                 metadata=spec.metadata,
+                repetitions=spec.repetitions,
             )
         self.experiment_id = created.id
         self.experiment_url = created.url
@@ -310,13 +323,14 @@ class PhoenixSink:
 
     def submit(self, case: Case, score: CaseScore) -> None:
         """Queue a scored case (already uploaded ones are skipped)."""
-        self._fields.add(case.id, ((e.name, e.score) for e in score.evaluations))
-        if case.id in self._done:
+        key = _key(case.id, score.result.repetition)
+        self._fields.add(key, ((e.name, e.score) for e in score.evaluations))
+        if key in self._done:
             self.skipped += 1
             return
         has_span = score.result.span_id is not None
         mode = self.fields_as
-        if case.id not in self._evaluated:
+        if key not in self._evaluated:
             self.to_send += sum(
                 as_evaluation(e.name, mode, has_span=has_span) for e in score.evaluations
             )
@@ -348,7 +362,8 @@ class PhoenixSink:
 
     def status(self, planned: list[str]) -> UploadStatus:
         """What was uploaded in this invocation and what is still missing."""
-        pending = sum(1 for c in planned if c not in self._done)
+        repetitions = range(1, self.repetitions + 1)
+        pending = sum(1 for c in planned for r in repetitions if _key(c, r) not in self._done)
         return UploadStatus(
             runs=self.runs,
             evaluations=self.evaluations,
@@ -399,6 +414,7 @@ class PhoenixSink:
     async def _upload(self, case: Case, score: CaseScore) -> None:
         assert self.experiment_id is not None
         experiment_id = self.experiment_id
+        key = _key(case.id, score.result.repetition)
         span_id = score.result.span_id
         notes = [
             SpanAnnotationRecord(
@@ -413,17 +429,18 @@ class PhoenixSink:
             for e in score.evaluations
             if span_id is not None and as_annotation(e.name, self.fields_as, has_span=True)
         ]
-        if case.id not in self._evaluated:
+        if key not in self._evaluated:
             await self._upload_run(case, score, experiment_id, annotations=len(notes))
         if notes and self._batcher is not None:
-            self._batcher.add(case.id, notes)
+            self._batcher.add(key, notes)
         else:
-            self._done.add(case.id)
+            self._done.add(key)
 
     async def _upload_run(
         self, case: Case, score: CaseScore, experiment_id: str, *, annotations: int
     ) -> None:
-        ack = self.journal.ack(self.scope + "run", case.id)
+        key = _key(case.id, score.result.repetition)
+        ack = self.journal.ack(self.scope + "run", key)
         if ack is not None and ack.get("experiment_id") == experiment_id:
             run_id = str(ack["run_id"])
         else:
@@ -431,7 +448,7 @@ class PhoenixSink:
             await asyncio.to_thread(
                 self.journal.append_ack,
                 self.scope + "run",
-                case.id,
+                key,
                 experiment_id=experiment_id,
                 run_id=run_id,
             )
@@ -454,13 +471,19 @@ class PhoenixSink:
         await asyncio.to_thread(
             self.journal.append_ack,
             self.scope + "evaluations",
-            case.id,
+            key,
             experiment_id=experiment_id,
             run_id=run_id,
             count=len(records),
             annotations=annotations,
         )
-        self._evaluated.add(case.id)
+        self._evaluated.add(key)
+
+
+def _key(case_id: str, repetition: int) -> str:
+    """The journal's acknowledgement key of one repetition of a case (the case id for the
+    first, so runs without ``--repeat`` journal as before)."""
+    return case_id if repetition == 1 else f"{case_id}#{repetition}"
 
 
 def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
@@ -478,4 +501,5 @@ def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
         end_time=start + timedelta(seconds=result.time_used),
         error=error,
         trace_id=result.trace_id,
+        repetition=result.repetition,
     )

@@ -21,6 +21,7 @@ from stateval.suite._models import (
     MutatorSpec,
     PhoenixSpec,
     PythonMutatorSpec,
+    RegressionsSpec,
     SlotsFileSpec,
     ThresholdsSpec,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "PhoenixNames",
     "PhoenixSpec",
     "PythonMutatorSpec",
+    "RegressionsSpec",
     "SlotDef",
     "SlotSchema",
     "SlotSchemaError",

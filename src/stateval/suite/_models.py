@@ -20,6 +20,7 @@ __all__ = [
     "MutatorSpec",
     "PhoenixSpec",
     "PythonMutatorSpec",
+    "RegressionsSpec",
     "SlotsFileSpec",
     "SuiteModel",
     "ThresholdsSpec",
@@ -205,6 +206,28 @@ class SlotsFileSpec(_Strict):
         return self
 
 
+class RegressionsSpec(_Strict):
+    """The regression gate: how many fields may regress against the baseline, at what alpha.
+
+    Checked when a run has a baseline (``stateval run --baseline``, or ``baseline`` here); a
+    field regresses when the exact McNemar test on its paired cases, Holm-corrected across
+    fields, is below ``alpha`` and more cases got worse than better.
+    """
+
+    max_regressed_fields: int = Field(
+        default=0, ge=0, description="Most fields that may regress (default 0)."
+    )
+    alpha: float = Field(
+        default=0.05, gt=0, lt=1, description="Significance level after Holm's correction."
+    )
+    baseline: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The baseline when none is given on the command line: a run id of this "
+        "suite ('latest' is the newest run before this one), or a Phoenix experiment id or URL.",
+    )
+
+
 class ThresholdsSpec(_Strict):
     """Minimums a run must reach to pass (exit code 0); unset ones are not checked."""
 
@@ -229,6 +252,10 @@ class ThresholdsSpec(_Strict):
         le=1,
         description="Minimum Cohen's kappa of the LLM judge against the cases' human verdicts "
         "(fails when it cannot be measured).",
+    )
+    regressions: RegressionsSpec | None = Field(
+        default=None,
+        description="The regression gate against a baseline run (`stateval run --baseline`).",
     )
 
 

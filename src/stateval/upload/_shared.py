@@ -38,8 +38,10 @@ async def shared_experiment(
     description: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     settle: float = 2.0,
+    repetitions: int = 1,
 ) -> tuple[ExperimentRef, bool]:
-    """The experiment of ``dataset`` whose metadata has ``SHARED_KEY: key``; created if none.
+    """The experiment of ``dataset`` whose metadata has ``SHARED_KEY: key``; created if none
+    (with ``repetitions`` repetitions).
 
     Returns:
         The experiment, and whether this call created it.
@@ -54,6 +56,7 @@ async def shared_experiment(
             name=name,
             description=description,
             metadata={**dict(metadata or {}), SHARED_KEY: key},
+            repetitions=repetitions,
         )
     await asyncio.sleep(settle)
     found = await _keyed(uploader, dataset.id, key)

@@ -191,12 +191,14 @@ class PhoenixUploader:
         description: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         splits: Sequence[str] | None = None,
+        repetitions: int = 1,
     ) -> ExperimentRef:
-        """Create an experiment (one repetition) over ``dataset``'s version (only the examples
-        of ``splits``, by name, when given: Phoenix's compare view then lists just those)."""
+        """Create an experiment over ``dataset``'s version, each example run ``repetitions``
+        times (only the examples of ``splits``, by name, when given: Phoenix's compare view
+        then lists just those)."""
         body: dict[str, Any] = {
             "name": name,
-            "repetitions": 1,
+            "repetitions": repetitions,
             "version_id": dataset.version_id,
             "metadata": dict(metadata or {}),
         }
@@ -258,6 +260,7 @@ class PhoenixUploader:
         description: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         settle: float = 2.0,
+        repetitions: int = 1,
     ) -> tuple[ExperimentRef, bool]:
         """The one experiment of ``dataset`` that several processes of a run share.
 
@@ -272,6 +275,7 @@ class PhoenixUploader:
             description=description,
             metadata=metadata,
             settle=settle,
+            repetitions=repetitions,
         )
 
     async def delete_experiment(self, experiment_id: str) -> None:

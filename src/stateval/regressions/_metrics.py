@@ -1,0 +1,114 @@
+"""The run-level metrics a diff puts an interval on, each read from one case's evaluations.
+
+Each metric is a ratio of sums over cases (a mean has denominator 1 per case; the pooled field
+accuracy counts matching over expected fields; value precision, recall and F1 count the field
+evaluations' labels under the default conventions: a wrong value is a false positive and a false
+negative), so the bootstrap resamples cases and recomputes the ratio. With
+repetitions, a case's numerator and denominator are its repetitions' means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from stateval.regressions._scores import FIELD_PREFIX, Observation
+
+__all__ = ["RUN_METRICS", "RunMetric", "case_ratio"]
+
+
+def _score(name: str) -> Callable[[Observation], tuple[float, float] | None]:
+    def extract(obs: Observation) -> tuple[float, float] | None:
+        value = obs.scores.get(name)
+        return None if value is None else (value, 1.0)
+
+    return extract
+
+
+def _joint_goal(obs: Observation) -> tuple[float, float] | None:
+    value = obs.scores.get("slot_accuracy")
+    return None if value is None else (1.0 if value >= 1.0 else 0.0, 1.0)
+
+
+def _pooled_accuracy(obs: Observation) -> tuple[float, float] | None:
+    matched = expected = 0.0
+    for name, score in obs.scores.items():
+        if name.startswith(FIELD_PREFIX) and obs.labels.get(name) != "extra":
+            expected += 1
+            matched += score >= 1.0
+    return (matched, expected) if expected else None
+
+
+def _statuses(obs: Observation) -> dict[str, int]:
+    counts = {"matching": 0, "mismatched": 0, "missing": 0, "extra": 0}
+    for name, label in obs.labels.items():
+        if name.startswith(FIELD_PREFIX) and label in counts:
+            counts[label] += 1
+    return counts
+
+
+def _value_precision(obs: Observation) -> tuple[float, float] | None:
+    c = _statuses(obs)
+    den = c["matching"] + c["mismatched"] + c["extra"]
+    return (c["matching"], den) if den else None
+
+
+def _value_recall(obs: Observation) -> tuple[float, float] | None:
+    c = _statuses(obs)
+    den = c["matching"] + c["mismatched"] + c["missing"]
+    return (c["matching"], den) if den else None
+
+
+def _value_f1(obs: Observation) -> tuple[float, float] | None:
+    c = _statuses(obs)
+    den = 2 * c["matching"] + 2 * c["mismatched"] + c["missing"] + c["extra"]
+    return (2 * c["matching"], den) if den else None
+
+
+def _error(obs: Observation) -> tuple[float, float] | None:
+    return (1.0 if obs.error else 0.0, 1.0)
+
+
+def _time(obs: Observation) -> tuple[float, float] | None:
+    return None if obs.time_used is None else (obs.time_used, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetric:
+    """A run-level metric.
+
+    Attributes:
+        name: As in the run summary (``joint_goal_accuracy``...).
+        higher_is_better: False for error rate and time.
+        extract: One observation's (numerator, denominator), or None when not measured.
+    """
+
+    name: str
+    higher_is_better: bool
+    extract: Callable[[Observation], tuple[float, float] | None]
+
+
+RUN_METRICS: tuple[RunMetric, ...] = (
+    RunMetric("joint_goal_accuracy", True, _joint_goal),
+    RunMetric("slot_accuracy", True, _score("slot_accuracy")),
+    RunMetric("overall_match_rate", True, _score("overall_match")),
+    RunMetric("accuracy", True, _pooled_accuracy),
+    RunMetric("value_precision", True, _value_precision),
+    RunMetric("value_recall", True, _value_recall),
+    RunMetric("value_f1", True, _value_f1),
+    RunMetric("mean_state_accuracy", True, _score("state_accuracy")),
+    RunMetric("changed_fields_accuracy", True, _score("changed_fields_accuracy")),
+    RunMetric("preserved_fields_accuracy", True, _score("preserved_fields_accuracy")),
+    RunMetric("error_rate", False, _error),
+    RunMetric("mean_time", False, _time),
+)
+"""Every run-level metric of a `stateval.run.RunSummary`, in report order."""
+
+
+def case_ratio(metric: RunMetric, reps: Sequence[Observation]) -> tuple[float, float]:
+    """A case's (numerator, denominator) for ``metric``: the means over its measured
+    repetitions, or (0, 0) when none measured it."""
+    parts = [p for p in (metric.extract(o) for o in reps) if p is not None]
+    if not parts:
+        return 0.0, 0.0
+    return sum(n for n, _ in parts) / len(parts), sum(d for _, d in parts) / len(parts)

@@ -1,0 +1,130 @@
+"""What a diff compares: every case's evaluations in one run, per repetition, wherever they came
+from (a journaled local run rescored under its suite, or a Phoenix experiment read over REST)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from stateval.run import RunSummary
+
+if TYPE_CHECKING:
+    from stateval.run import CaseScore
+
+__all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun"]
+
+FIELD_PREFIX = "field:"
+"""Evaluations named ``field:<path>`` are per-field verdicts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One repetition of one case.
+
+    Attributes:
+        scores: Evaluation name -> score (``field:<path>``, ``state_accuracy``...).
+        labels: Evaluation name -> label, where there is one (``extra``, ``error``...).
+        error: True when the mutator call failed.
+        time_used: Seconds the mutator call took, when known.
+    """
+
+    scores: Mapping[str, float]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    error: bool = False
+    time_used: float | None = None
+
+    @classmethod
+    def from_case_score(cls, score: CaseScore) -> Observation:
+        """The observation of one scored case of a local run."""
+        return cls(
+            scores={e.name: e.score for e in score.evaluations},
+            labels={e.name: e.label for e in score.evaluations if e.label is not None},
+            error=not score.ok,
+            time_used=score.result.time_used,
+        )
+
+    @property
+    def fields(self) -> list[str]:
+        """The field paths evaluated in this observation."""
+        return [n.removeprefix(FIELD_PREFIX) for n in self.scores if n.startswith(FIELD_PREFIX)]
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentLink:
+    """Where a run lives in Phoenix.
+
+    Attributes:
+        phoenix_url: The server's base URL.
+        dataset_id: The experiment's dataset.
+        experiment_id: The experiment.
+    """
+
+    phoenix_url: str
+    dataset_id: str
+    experiment_id: str
+
+    @property
+    def url(self) -> str:
+        """The experiment in the Phoenix UI."""
+        return (
+            f"{self.phoenix_url}/datasets/{self.dataset_id}/compare?"
+            f"experimentId={self.experiment_id}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredRun:
+    """One side of a diff.
+
+    Attributes:
+        label: How the run is named in reports (``run 20250101-...``, ``experiment RXhw...``).
+        cases: Case id -> its observations, one per repetition.
+        experiment: The run's Phoenix experiment, when it has one.
+        suite_name: The suite, when known.
+    """
+
+    label: str
+    cases: Mapping[str, Sequence[Observation]]
+    experiment: ExperimentLink | None = None
+    suite_name: str | None = None
+
+    @classmethod
+    def from_scores(
+        cls,
+        label: str,
+        scores: Iterable[CaseScore] | Mapping[str, Sequence[CaseScore]] | Mapping[str, CaseScore],
+        *,
+        experiment: ExperimentLink | None = None,
+        suite_name: str | None = None,
+    ) -> ScoredRun:
+        """A run from local case scores: one per case, or case id -> its score, or case id ->
+        one score per repetition."""
+        if isinstance(scores, Mapping):
+            cases = {
+                case_id: tuple(
+                    Observation.from_case_score(s)
+                    for s in (reps if isinstance(reps, Sequence) else (reps,))
+                )
+                for case_id, reps in scores.items()
+            }
+        else:
+            cases = {s.case_id: (Observation.from_case_score(s),) for s in scores}
+        return cls(label, cases, experiment, suite_name)
+
+    @classmethod
+    def from_summary(
+        cls, summary: RunSummary, *, experiment: ExperimentLink | None = None
+    ) -> ScoredRun:
+        """A run from its summary (one repetition per case)."""
+        return cls.from_scores(
+            f"run {summary.run_id}",
+            summary.cases,
+            experiment=experiment,
+            suite_name=summary.suite_name,
+        )
+
+    @property
+    def repetitions(self) -> int:
+        """The most repetitions any case has."""
+        return max((len(reps) for reps in self.cases.values()), default=0)

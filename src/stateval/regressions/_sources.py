@@ -1,0 +1,132 @@
+"""Naming the two sides of a diff: a journaled run (``latest``, ``latest~1``, a run id) or a
+Phoenix experiment (an id or a UI URL)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from stateval.errors import DiffError
+from stateval.regressions._phoenix_rest import parse_experiment, read_experiment
+from stateval.regressions._scores import ExperimentLink, ScoredRun
+from stateval.run import Journal, RunHeader, Scoring, journaled_repetitions, list_runs
+from stateval.suite import Suite, load_suite
+
+__all__ = ["RunResolver", "experiment_link", "local_run"]
+
+_LATEST = re.compile(r"^latest(?:~(?P<back>\d+))?$")
+
+
+def experiment_link(journal: Journal) -> ExperimentLink | None:
+    """The Phoenix experiment a journaled run was uploaded to, if it was."""
+    dataset = journal.ack("dataset")
+    experiment = journal.ack("experiment")
+    if dataset is None or experiment is None:
+        return None
+    url = experiment.get("url") or dataset.get("url") or journal.header.phoenix_url
+    if not isinstance(url, str):
+        return None
+    return ExperimentLink(
+        url.rstrip("/"), str(dataset["dataset_id"]), str(experiment["experiment_id"])
+    )
+
+
+def local_run(journal: Journal, suite: Suite) -> ScoredRun:
+    """A journaled run, every repetition of every case scored under ``suite``'s current
+    policies (both sides of a diff are scored alike)."""
+    unknown = [c for c in journal.results if suite.case(c) is None]
+    if unknown:
+        raise DiffError(
+            f"run {journal.run_id} has cases {suite.path} no longer defines: {unknown[:5]}; "
+            "compare it under its own suite file (--suite)"
+        )
+    scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
+    return ScoredRun.from_scores(
+        f"run {journal.run_id}",
+        scores,
+        experiment=experiment_link(journal),
+        suite_name=journal.header.suite_name,
+    )
+
+
+@dataclass(slots=True)
+class RunResolver:
+    """Turns the names a user gives into runs.
+
+    Args:
+        home: The stateval home (run journals).
+        suite: The suite file ``latest`` refers to, and whose policies score local runs
+            (default: the suite of the run named by id, else of the newest run).
+        phoenix: Returns (server URL, API key) for experiment ids given without a URL.
+        exclude: A run id ``latest`` skips (the run being gated).
+    """
+
+    home: Path
+    suite: Path | None = None
+    phoenix: Callable[[], tuple[str, str | None]] | None = None
+    exclude: str | None = None
+    api_key: str | None = None
+
+    def is_local(self, name: str) -> bool:
+        """True for ``latest``, ``latest~N`` and run ids under the home."""
+        return bool(_LATEST.match(name)) or name in list_runs(self.home)
+
+    def suite_path(self, *names: str) -> Path:
+        """The suite that scores local runs and scopes ``latest``."""
+        if self.suite is not None:
+            return self.suite.resolve()
+        runs = list_runs(self.home)
+        for name in names:
+            if name in runs:
+                return Path(Journal.open(self.home, name).header.suite_path)
+        headers = self._headers()
+        if not headers:
+            raise DiffError(f"no runs under {self.home / 'runs'}")
+        return Path(headers[-1].suite_path)
+
+    def _headers(self) -> list[RunHeader]:
+        """Every run's header, oldest first by creation time (run ids made within one second
+        do not sort by time)."""
+        headers = [Journal.open(self.home, r).header for r in list_runs(self.home)]
+        return sorted(headers, key=lambda h: h.created_at)
+
+    def run_id(self, name: str, suite_path: Path) -> str:
+        """The run id ``name`` stands for (``latest~N`` within the suite)."""
+        match = _LATEST.match(name)
+        if match is None:
+            return name
+        target = str(suite_path.resolve())
+        runs = [
+            h.run_id for h in self._headers() if h.run_id != self.exclude and h.suite_path == target
+        ]
+        back = int(match["back"] or 0)
+        if back >= len(runs):
+            raise DiffError(
+                f"{name}: {suite_path} has {len(runs)} run(s) under {self.home / 'runs'}"
+            )
+        return runs[-1 - back]
+
+    def resolve(self, name: str, *others: str) -> ScoredRun:
+        """The run or experiment ``name`` names (``others``: the other names given, which
+        help find the suite).
+
+        Raises:
+            DiffError: Nothing by that name.
+        """
+        if self.is_local(name):
+            suite_path = self.suite_path(name, *others)
+            journal = Journal.open(self.home, self.run_id(name, suite_path))
+            suite = load_suite(suite_path, load_mutator=False)
+            return local_run(journal, suite)
+        address = parse_experiment(name)
+        url, key = address.phoenix_url, self.api_key
+        if url is None:
+            if self.phoenix is None:
+                raise DiffError(
+                    f"{name}: no run by that id under {self.home / 'runs'}, and no Phoenix "
+                    "server to look for an experiment (give --phoenix-url)"
+                )
+            url, key = self.phoenix()
+        return read_experiment(url, address.experiment_id, api_key=key)

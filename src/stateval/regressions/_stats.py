@@ -1,0 +1,183 @@
+"""The two tests behind every verdict: exact McNemar with Holm's correction for fields, and a
+seeded paired bootstrap interval for run-level metrics.
+
+scipy does the statistics (`scipy.stats.binomtest`, `scipy.stats.bootstrap`); Holm's step-down
+is the few lines below because scipy has no family-wise correction and statsmodels is too heavy
+a dependency for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+__all__ = ["Interval", "bootstrap_mean", "holm", "mcnemar_exact", "paired_bootstrap"]
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+
+
+def mcnemar_exact(regressed: int, improved: int) -> float:
+    """The two-sided exact McNemar p-value of ``regressed`` against ``improved`` discordant pairs.
+
+    Under "no change" each discordant pair is a fair coin, so the p-value is the binomial test
+    of ``regressed`` successes in ``regressed + improved`` trials at 0.5.
+
+    Example:
+        >>> round(mcnemar_exact(1, 9), 6)   # 2 * (C(10,0) + C(10,1)) / 2**10
+        0.021484
+        >>> mcnemar_exact(0, 0)
+        1.0
+    """
+    if regressed < 0 or improved < 0:
+        raise ValueError("discordant pair counts cannot be negative")
+    n = regressed + improved
+    if n == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return min(1.0, float(binomtest(regressed, n, 0.5, alternative="two-sided").pvalue))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (family-wise error control).
+
+    Example:
+        >>> holm([0.01, 0.04, 0.03])   # sorted: 0.01*3, max(0.03*2, .03), max(0.04*1, .06)
+        [0.03, 0.06, 0.06]
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A bootstrap interval of a difference (candidate minus baseline).
+
+    Attributes:
+        estimate: The difference on the full sample.
+        low: The interval's lower end.
+        high: The interval's upper end.
+        confidence: Its confidence level (0.95).
+    """
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        """True when the whole interval lies on one side of zero."""
+        return self.low > 0 or self.high < 0
+
+
+def _ratio_difference(
+    base_num: FloatArray,
+    base_den: FloatArray,
+    cand_num: FloatArray,
+    cand_den: FloatArray,
+    axis: int = -1,
+) -> FloatArray:
+    import numpy as np
+
+    base = np.sum(base_num, axis=axis) / np.sum(base_den, axis=axis)
+    cand = np.sum(cand_num, axis=axis) / np.sum(cand_den, axis=axis)
+    return np.asarray(cand - base, dtype=np.float64)
+
+
+def paired_bootstrap(
+    base_num: Sequence[float],
+    base_den: Sequence[float],
+    cand_num: Sequence[float],
+    cand_den: Sequence[float],
+    *,
+    seed: int = 0,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+) -> Interval | None:
+    """A percentile bootstrap interval of ``sum(cand_num)/sum(cand_den)`` minus
+    ``sum(base_num)/sum(base_den)``.
+
+    The four sequences are paired by position (one entry per case); cases are resampled
+    together, so the interval is of the paired difference. A mean is the ratio with every
+    denominator 1; a pooled rate (matching fields over expected fields) has per-case counts.
+    Cases whose denominator is zero in either run are left out.
+
+    Returns:
+        The interval, or None with fewer than two usable cases.
+    """
+    import numpy as np
+
+    arrays = [np.asarray(a, dtype=np.float64) for a in (base_num, base_den, cand_num, cand_den)]
+    if len({a.shape for a in arrays}) != 1:
+        raise ValueError("the four sequences must have one entry per case each")
+    keep = (arrays[1] > 0) & (arrays[3] > 0)
+    bn, bd, cn, cd = (a[keep] for a in arrays)
+    if bn.size < 2:
+        return None
+    estimate = float(_ratio_difference(bn, bd, cn, cd))
+    if np.all(bn / bd == bn[0] / bd[0]) and np.all(cn / cd == cn[0] / cd[0]):
+        return Interval(estimate, estimate, estimate, confidence)  # nothing varies
+    from scipy.stats import bootstrap
+
+    result = bootstrap(
+        (bn, bd, cn, cd),
+        _ratio_difference,
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        batch=200,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    low = float(result.confidence_interval.low)
+    high = float(result.confidence_interval.high)
+    return Interval(estimate, low, high, confidence)
+
+
+def bootstrap_mean(
+    values: Sequence[float], *, seed: int = 0, resamples: int = 2000, confidence: float = 0.95
+) -> Interval | None:
+    """A percentile bootstrap interval of the mean of ``values`` (one per case).
+
+    Returns:
+        The interval, or None with fewer than two values.
+
+    Example:
+        >>> bootstrap_mean([0.5, 0.5, 0.5])
+        Interval(estimate=0.5, low=0.5, high=0.5, confidence=0.95)
+    """
+    import numpy as np
+
+    data = np.asarray(values, dtype=np.float64)
+    if data.size < 2:
+        return None
+    estimate = float(data.mean())
+    if np.all(data == data[0]):
+        return Interval(estimate, estimate, estimate, confidence)
+    from scipy.stats import bootstrap
+
+    result = bootstrap(
+        (data,),
+        np.mean,
+        vectorized=True,
+        n_resamples=resamples,
+        batch=200,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    ci = result.confidence_interval
+    return Interval(estimate, float(ci.low), float(ci.high), confidence)
