@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -168,6 +169,50 @@ def test_run_with_fail_on_regression_writes_the_diff_into_the_reports(project: P
     assert "1 field(s) regressed" in (project / "r.md").read_text()
 
 
+def _regression_rows(page: str) -> dict[str, list[str]]:
+    """The regression section's per-field table: field -> its cells as text."""
+    section = page[page.index('<section id="regressions">') :]
+    section = section[: section.index("</table>")]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", section)[1:]:
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_run_with_a_baseline_puts_the_regressions_into_the_html_report(project: Path) -> None:
+    assert _run(project, "good", "--limit", "22")[0] == 0
+    code, output = _run(project, "bad", "--baseline", "latest", "--report-html", "r.html")
+    assert code == 0, output  # no gate block and no --fail-on-regression: shown, not gated
+    page = (project / "r.html").read_text()
+    assert '<a href="#regressions">Regressions against the baseline</a>' in page
+    assert page.index('<section id="regressions">') < page.index('<section id="failing-cases">')
+    assert "<b>22</b> paired cases, <b>2</b> added (only in the candidate)" in page
+    assert "Added: case-22, case-23" in page
+    assert '<span class="bad">1 field(s) regressed, 0 improved</span>' in page
+    rows = _regression_rows(page)
+    assert list(rows) == ["user.city", "user.name"]  # the regression first
+    # n paired, improved, regressed, unchanged, baseline, candidate, change, p, Holm p, verdict
+    assert rows["user.city"] == [
+        "22", "0", "15", "7", "100.0%", "31.8%", "-68.2pt", "6.1e-05", "0.000122", "regressed",
+    ]  # fmt: skip
+    assert rows["user.name"][-1] == "no evidence"
+    metrics = page[page.index("<h3>Run metrics</h3>") :]
+    assert re.search(r"<td>overall_match_rate</td>.*?<td[^>]*>\[-\d", metrics)
+    assert "In Phoenix" not in page  # local runs: no compare pages
+
+
+def test_diff_writes_an_html_page(project: Path) -> None:
+    _run(project, "good")
+    _run(project, "bad")
+    result = CliRunner().invoke(app, ["diff", "latest~1", "latest", "--report-html", "d.html"])
+    assert result.exit_code == 0, result.output
+    page = (project / "d.html").read_text()
+    assert '<span class="verdict failed">REGRESSED</span>' in page
+    assert _regression_rows(page)["user.city"][-1] == "regressed"
+    assert not re.search(r"<script|<link|<img|url\(", page)  # self-contained
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -258,6 +303,8 @@ def test_end_to_end_against_phoenix(project: Path, phoenix_url: str) -> None:
         "latest",
         "--report-json",
         "r.json",
+        "--report-html",
+        "r.html",
     )
     assert second.returncode == 1, second.stderr
     assert "regression gate: regressed_fields 1.000 <= 0.000 FAILED" in second.stdout
@@ -279,6 +326,12 @@ def test_end_to_end_against_phoenix(project: Path, phoenix_url: str) -> None:
     tags = httpx.get(f"{phoenix_url}/v1/experiments/{base_id}/tags", timeout=60).json()["data"]
     assert [t["name"] for t in tags] == ["baseline"]
     assert "tagged as the dataset's baseline" in second.stderr
+    # The HTML report links the two experiments and the field's compare page, with its filter.
+    page = html.unescape((project / "r.html").read_text())
+    assert f'<a href="{city["compare_url"]}">user.city: ' in page
+    assert f"filter: <code>{city['filter']}</code>" in page
+    for experiment in (base_id, cand_id):
+        assert f'?experimentId={experiment}">(in Phoenix)</a>' in page
 
     # stateval diff reads the two experiments back over REST (a UI URL and a bare id) and
     # reaches the verdicts of the local runs.

@@ -267,7 +267,15 @@ def run(
         gate_failed = False
         if base_run is not None:
             gate_failed = gate_after_run(
-                cand, base_run, gate_spec, target, err, report_json, markdown
+                cand,
+                base_run,
+                gate_spec,
+                target,
+                err,
+                report_json,
+                markdown,
+                report_html,
+                outcome.summary,
             ) and (fail_on_regression or gate_spec is not None)
         elif fail_on_regression:
             err.print(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.regressions import RunDiff, RunResolver, ScoredRun
-    from stateval.run import PhoenixTarget, RunOutcome, ThresholdResult
+    from stateval.run import PhoenixTarget, RunOutcome, RunSummary, ThresholdResult
     from stateval.suite import RegressionsSpec, Suite
 
 __all__ = [
@@ -106,6 +106,10 @@ def diff(
     as_markdown: Annotated[
         bool, typer.Option("--markdown", help="Print Markdown for a pull-request comment.")
     ] = False,
+    report_html: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Also write the diff as a self-contained HTML page."),
+    ] = None,
     fail_on_regression: FailOnRegressionOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -132,6 +136,10 @@ def diff(
         result = _diff(base_run, cand_run, spec.alpha if alpha is None else alpha, seed, resamples)
         gate = gate_result(result, spec)
         _emit(result, as_json=as_json, as_markdown=as_markdown, gate=gate)
+        if report_html is not None:
+            from stateval.reports import diff_html_report
+
+            _write_html(report_html, diff_html_report(result))
     raise typer.Exit(EXIT_BELOW_THRESHOLD if fail_on_regression and not gate.passed else EXIT_PASS)
 
 
@@ -180,6 +188,15 @@ def _emit(
         print_diff(result, console)
         if gate is not None:
             _print_gate(gate, console)
+
+
+def _write_html(path: Path, page: str) -> None:
+    from stateval.errors import StatevalError
+
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
 
 
 def _print_gate(gate: ThresholdResult, console: Console) -> None:
@@ -290,9 +307,12 @@ def gate_after_run(
     err: Console,
     report_json: Path | None,
     markdown: Path | None,
+    report_html: Path | None = None,
+    summary: RunSummary | None = None,
 ) -> bool:
-    """Print the diff of a finished run against its baseline and add it to the reports; True
-    when the gate failed."""
+    """Print the diff of a finished run against its baseline and add it to the reports (the
+    HTML report of ``summary`` is written again with a regression section); True when the gate
+    failed."""
     from rich.console import Console
 
     from stateval.regressions import DEFAULT_GATE, markdown_diff
@@ -308,4 +328,8 @@ def gate_after_run(
     if markdown is not None:
         with markdown.open("a", encoding="utf-8") as handle:
             handle.write("\n" + markdown_diff(result))
+    if report_html is not None and summary is not None:
+        from stateval.reports import html_report, regression_section
+
+        _write_html(report_html, html_report(summary, sections=[regression_section(result)]))
     return not gate.passed

@@ -1,4 +1,5 @@
-"""Reports of a run: terminal summary, JSON, JUnit XML, Markdown, HTML."""
+"""Reports of a run: terminal summary, JSON, JUnit XML, Markdown, HTML (with a regression
+section against a baseline, or a diff on its own page)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,23 @@ from stateval.reports._html import HtmlSection, html_report, write_html_report
 from stateval.reports._json import write_json_report
 from stateval.reports._junit import junit_xml, write_junit_report
 from stateval.reports._markdown import markdown_report, write_markdown_report
+from stateval.reports._regressions import (
+    diff_html_report,
+    regression_section,
+    write_diff_html_report,
+)
 from stateval.reports._terminal import print_summary
 
 __all__ = [
     "HtmlSection",
+    "diff_html_report",
     "html_report",
     "junit_xml",
     "markdown_report",
     "print_summary",
+    "regression_section",
     "require_charts",
+    "write_diff_html_report",
     "write_html_report",
     "write_json_report",
     "write_junit_report",

@@ -21,7 +21,7 @@ from stateval.run import RunSummary
 
 __all__ = ["HtmlSection", "html_report", "write_html_report"]
 
-_NUMERIC = re.compile(r"[-+]?[\d.]+%?( / [\d.]+%?)*|n/a|-")
+_NUMERIC = re.compile(r"[-+]?[\d.]+(e-\d+)?(%|pt|ms)?( / [\d.]+%?)*|\[.*\]|n/a|-")
 _TRIAGE_FIELDS = 4
 """Fields drawn in the triage chart besides the pooled curve (the worst calibrated)."""
 
@@ -63,7 +63,7 @@ h1 { font-size: 1.5rem; margin: 0 0 .25rem; } h2 { margin-top: 2rem; font-size: 
 table { border-collapse: collapse; background: #fff; margin: .5rem 0; }
 th, td { border: 1px solid #e0e0e0; padding: .25rem .55rem; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; } th { background: #f0f0f0; }
-.bad { color: #c0392b; font-weight: 600; } .muted { color: #777; }
+.bad { color: #c0392b; font-weight: 600; } .muted { color: #777; } .good { color: #27ae60; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
 svg.chart { max-width: 100%; height: auto; background: #fff; border: 1px solid #eee; }
 code { font-size: .9em; } nav a { margin-right: .8rem; }
@@ -331,27 +331,39 @@ def html_report(
         *((s.id, s.title, s.body) for s in sections),
         ("failing-cases", "Failing cases", _failing(summary, max_cases)),
     ]
-    nav = "".join(f'<a href="#{_e(anchor)}">{_e(title)}</a>' for anchor, title, _ in blocks)
-    body = "".join(
-        f'<section id="{_e(anchor)}"><h2>{_e(title)}</h2>{content}</section>'
-        for anchor, title, content in blocks
-    )
     cases = f"{summary.n_cases} cases" + (
         f" of {summary.n_planned} planned" if not summary.complete else ""
     )
     phoenix = _phoenix_link(summary.experiment_url, "Phoenix experiment")
+    return _page(
+        f"stateval: {summary.suite_name} run {summary.run_id}",
+        f"stateval: {_e(summary.suite_name)} "
+        f'<span class="verdict {verdict}">{verdict.upper()}</span>',
+        f"<p>Run <code>{_e(summary.run_id)}</code>: {_e(cases)}, "
+        f"{summary.n_errors} mutator errors, {summary.mean_time * 1000:.1f} ms per call. "
+        f"{phoenix}</p>",
+        blocks,
+        lead=_headline(summary),
+    )
+
+
+def _page(
+    title: str, heading: str, intro: str, blocks: Sequence[tuple[str, str, str]], *, lead: str = ""
+) -> str:
+    """A self-contained page: ``heading`` and ``intro`` (HTML), a navigation bar, ``lead``, then
+    each (anchor, title, HTML body) block as a section."""
+    nav = "".join(f'<a href="#{_e(anchor)}">{_e(name)}</a>' for anchor, name, _ in blocks)
+    body = "".join(
+        f'<section id="{_e(anchor)}"><h2>{_e(name)}</h2>{content}</section>'
+        for anchor, name, content in blocks
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>stateval: {_e(summary.suite_name)} run {_e(summary.run_id)}</title>"
+        f"<title>{_e(title)}</title>"
         f"<style>{_CSS}</style></head><body><main>"
-        f"<h1>stateval: {_e(summary.suite_name)} "
-        f'<span class="verdict {verdict}">{verdict.upper()}</span></h1>'
-        f"<p>Run <code>{_e(summary.run_id)}</code>: {_e(cases)}, "
-        f"{summary.n_errors} mutator errors, {summary.mean_time * 1000:.1f} ms per call. "
-        f"{phoenix}</p>"
-        f"<nav>{nav}</nav>{_headline(summary)}{body}"
+        f"<h1>{heading}</h1>{intro}<nav>{nav}</nav>{lead}{body}"
         "</main></body></html>\n"
     )
 
