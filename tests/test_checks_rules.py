@@ -191,3 +191,64 @@ def test_invalid_schema_is_a_config_error_at_build_time() -> None:
 def test_json_schema_validates_strings_as_values_when_not_parsing() -> None:
     assert json_schema("Ada", {"type": "string"}, parse=False).passed
     assert not json_schema("Ada", {"type": "string"}).passed
+
+
+# -- json_schema regexes run under a deadline (issue 11, defect 3) ------------------------------
+
+_EVIL = "a" * 40 + "!"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^(a|aa)+$"},
+        {"type": "string", "pattern": "^(a|a)*$"},
+        {"type": "object", "patternProperties": {"^(a|a)*$": {"type": "integer"}}},
+        {
+            "type": "object",
+            "patternProperties": {"^(a|aa)+$": {}},
+            "additionalProperties": False,
+        },
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "patternProperties": {"^(a|aa)+$": {}},
+            "unevaluatedProperties": False,
+        },
+    ],
+)
+def test_a_backtracking_schema_regex_fails_the_check_with_a_timeout_label(
+    schema: dict[str, object],
+) -> None:
+    instance: object = _EVIL if schema["type"] == "string" else {_EVIL: 1}
+    result = json_schema(instance, schema, parse=False, timeout=0.05)
+    assert (result.passed, result.label) == (False, "timeout")
+    assert "timed out" in result.explanation
+
+
+def test_schema_patterns_still_decide_validity_within_the_timeout() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    assert json_schema({"code": "ABC", "x-a": 1}, schema).passed
+    bad = json_schema({"code": "abc", "x-a": "no", "other": 1}, schema)
+    assert bad.label == "fail"
+    assert "'abc' does not match '^[A-Z]{3}$'" in bad.explanation
+    assert "'other' does not match any of the regexes: '^x-'" in bad.explanation
+
+
+def test_a_validator_made_elsewhere_also_gets_the_timeout() -> None:
+    import jsonschema
+
+    plain = jsonschema.Draft202012Validator({"type": "string", "pattern": "^(a|aa)+$"})
+    result = json_schema(_EVIL, plain, parse=False, timeout=0.05)
+    assert result.label == "timeout"
+
+
+def test_the_nested_quantifier_of_the_report_is_answered_not_hung() -> None:
+    # ``^(a+)+$`` held :mod:`re` for 86 s on 31 characters; the regex engine answers at once.
+    result = json_schema("a" * 31 + "!", {"pattern": "^(a+)+$"}, parse=False)
+    assert (result.passed, result.label) == (False, "fail")

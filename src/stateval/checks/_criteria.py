@@ -145,6 +145,7 @@ class JSONSchemaCriterion(_Spec):
     type: Literal["json_schema"]
     json_schema_: dict[str, Any] | bool = Field(alias="schema")
     parse: bool = True
+    timeout: PositiveFloat = DEFAULT_REGEX_TIMEOUT
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the schema now, so an invalid one fails when the criteria are parsed."""
@@ -157,7 +158,7 @@ class JSONSchemaCriterion(_Spec):
 
     def check(self, output: Any, reference: Any) -> CheckResult:
         """See `stateval.checks.json_schema`."""
-        return json_schema(output, self.validator, parse=self.parse)
+        return json_schema(output, self.validator, parse=self.parse, timeout=self.timeout)
 
 
 Criterion: TypeAlias = Annotated[

@@ -27,6 +27,7 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from stateval.checks._result import CheckResult, binary, failed
+from stateval.checks._schema_regex import RegexTimeout, regex_deadline, timed_validator_class
 from stateval.checks._text import as_text, fold
 from stateval.errors import EvaluationConfigError
 
@@ -207,6 +208,9 @@ def json_parseable(output: Any) -> CheckResult:
 def compile_schema(schema: Mapping[str, Any] | bool) -> Validator:
     """A validator for ``schema`` (its ``$schema`` draft, else the latest).
 
+    Its ``pattern``, ``patternProperties`` and ``additionalProperties`` keywords match with the
+    ``regex`` package under `json_schema`'s timeout instead of :mod:`re`, which cannot be stopped.
+
     Raises:
         EvaluationConfigError: The schema itself is invalid.
     """
@@ -223,17 +227,24 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Validator:
         raise EvaluationConfigError(
             f"invalid JSON schema at {exc.json_path}: {exc.message}"
         ) from exc
-    validator: Validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    validator: Validator = timed_validator_class(cls)(schema, format_checker=cls.FORMAT_CHECKER)
     return validator
 
 
 def json_schema(
-    output: Any, schema: Validator | Mapping[str, Any] | bool, *, parse: bool = True
+    output: Any,
+    schema: Validator | Mapping[str, Any] | bool,
+    *,
+    parse: bool = True,
+    timeout: float = DEFAULT_REGEX_TIMEOUT,
 ) -> CheckResult:
     """Pass when the output is valid against a JSON Schema.
 
     A string output is parsed as JSON first (unless ``parse=False``); any other value is
     validated as it is. The explanation names the JSON path and message of up to three errors.
+    The schema's regexes (``pattern``, ``patternProperties``) share ``timeout`` seconds: past it
+    the check fails with label ``"timeout"`` (a validator not made by `compile_schema` is
+    rebuilt so that this holds).
 
     Example:
         >>> schema = {"type": "object", "properties": {"age": {"type": "integer"}}}
@@ -241,6 +252,11 @@ def json_schema(
         "1 schema error: at $.age: 'x' is not of type 'integer'"
     """
     validator = compile_schema(schema) if isinstance(schema, Mapping | bool) else schema
+    if not getattr(validator, "timed_regex", False):
+        timed = timed_validator_class(type(validator))
+        validator = timed(
+            validator.schema, format_checker=getattr(validator, "format_checker", None)
+        )
     instance = output
     if parse and isinstance(output, str):
         try:
@@ -248,9 +264,19 @@ def json_schema(
         except ValueError as exc:
             return failed("json_schema", "invalid_json", f"the output is not valid JSON: {exc}")
     try:
-        errors = sorted(validator.iter_errors(instance), key=lambda e: (e.json_path, e.message))
+        with regex_deadline(timeout):
+            found = list(validator.iter_errors(instance))
     except Unresolvable as exc:
         return failed("json_schema", "schema_error", f"the schema has an unresolvable $ref: {exc}")
+    except RegexTimeout as exc:
+        return failed(
+            "json_schema",
+            "timeout",
+            f"{exc} after {timeout:g}s (likely catastrophic backtracking)",
+        )
+    except RecursionError:
+        return failed("json_schema", "invalid_json", "the output nests too deeply to validate")
+    errors = sorted(found, key=lambda e: (e.json_path, e.message))
     if not errors:
         return binary("json_schema", True, "the output is valid against the schema", errors=0)
     listed = "; ".join(f"at {e.json_path}: {e.message}" for e in errors[:3])
