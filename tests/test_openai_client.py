@@ -397,15 +397,13 @@ async def test_api_key_is_sent_but_never_shown(
     assert "api_key=set" in repr(client)
 
 
-async def test_credentials_in_base_url_are_not_shown(stub: Callable[..., StubServer]) -> None:
-    server = stub([Reply(404, {"error": "no"})])
-    url = server.url.replace("http://", f"http://user:{SECRET}@")
-    client = OpenAICompatibleClient("m", base_url=url, api_key_env=None)
-    with pytest.raises(LLMStatusError) as info:
-        await client.generate("x")
-    await client.aclose()
+def test_credentials_in_base_url_are_refused_without_being_shown() -> None:
+    # httpx would send them as Basic auth in place of the bearer key (issue 11, defect 10).
+    url = f"http://user:{SECRET}@127.0.0.1:9/v1"
+    with pytest.raises(MutatorError, match="carries credentials") as info:
+        OpenAICompatibleClient("m", base_url=url, api_key_env=None)
     assert SECRET not in str(info.value)
-    assert SECRET not in repr(client)
+    assert "http://user" not in str(info.value)
 
 
 async def test_a_refusal_is_a_response_error(stub: Callable[..., StubServer]) -> None:

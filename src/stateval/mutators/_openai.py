@@ -58,7 +58,7 @@ __all__ = ["LLMCall", "OpenAICompatibleClient", "SchemaDialect"]
 
 _DETAIL_CHARS: Final = 300
 _SK_PATTERN: Final = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
-_BEARER_PATTERN: Final = re.compile(r"(?i)\bbearer\s+\S+")
+_AUTH_PATTERN: Final = re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',}]+")
 
 
 class _Unset:
@@ -89,7 +89,8 @@ class OpenAICompatibleClient(BaseLLMClient):
         system_prompt: An optional system message sent before the prompt.
         temperature: Sampling temperature (0 for repeatable extraction).
         max_tokens: Completion token limit, or None for the server's default.
-        timeout: Seconds allowed per HTTP attempt.
+        timeout: Seconds allowed per HTTP attempt, in all: connecting, sending and reading the
+            whole reply (a server that trickles bytes cannot stretch it).
         max_retries: Retries after the first attempt on 408/409/429/5xx, timeouts and
             connection errors.
         backoff_base: First retry delay in seconds; doubles per retry, capped at ``backoff_max``,
@@ -143,7 +144,15 @@ class OpenAICompatibleClient(BaseLLMClient):
         if not model:
             raise MutatorError("OpenAICompatibleClient needs a model name")
         if not base_url.startswith(("http://", "https://")):
-            raise MutatorError(f"base_url must start with http:// or https://, got {base_url!r}")
+            raise MutatorError(
+                f"base_url must start with http:// or https://, got {_safe_url(base_url)!r}"
+            )
+        if _has_userinfo(base_url):
+            # httpx would turn user:password@ into Basic auth, replacing the bearer key.
+            raise MutatorError(
+                f"base_url {_safe_url(base_url)!r} carries credentials (user:password@); "
+                "give the key through api_key_env instead"
+            )
         if timeout <= 0 or max_retries < 0 or max_concurrency < 1 or backoff_base < 0:
             raise MutatorError(
                 "OpenAICompatibleClient needs timeout > 0, max_retries >= 0, "
@@ -331,8 +340,10 @@ class OpenAICompatibleClient(BaseLLMClient):
             wait_hint: float | None = None
             detail = ""
             try:
-                response = await http.post(url, json=self._body(request, dialect))
-            except httpx.TimeoutException:
+                # httpx's timeout bounds each read; the attempt as a whole gets its own deadline.
+                async with asyncio.timeout(self.timeout):
+                    response = await http.post(url, json=self._body(request, dialect))
+            except (httpx.TimeoutException, TimeoutError):
                 problem = f"timed out after {self.timeout:g}s"
                 status: int | None = None
             except httpx.TransportError as exc:
@@ -428,7 +439,7 @@ class OpenAICompatibleClient(BaseLLMClient):
     def _redact(self, text: str) -> str:
         if self._api_key and len(self._api_key) >= 4:
             text = text.replace(self._api_key, "***")
-        text = _BEARER_PATTERN.sub("Bearer ***", text)
+        text = _AUTH_PATTERN.sub(lambda m: f"{m.group(1)} ***", text)
         return _SK_PATTERN.sub("sk-***", text)
 
 
@@ -436,8 +447,20 @@ def _safe_url(url: str) -> str:
     """``url`` without user info or query string (either may hold a credential)."""
     import httpx
 
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+    try:
+        parsed = httpx.URL(url)
+        return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return "<invalid URL>"
+
+
+def _has_userinfo(url: str) -> bool:
+    import httpx
+
+    try:
+        return bool(httpx.URL(url).userinfo)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return False
 
 
 def _one_line(text: str) -> str:
