@@ -16,10 +16,12 @@ __all__ = [
     "EvaluatorNotFoundError",
     "FieldNotFoundError",
     "HarnessError",
+    "InfrastructureError",
     "InvalidConfidenceError",
     "InvalidPathError",
     "InvalidValueError",
     "JournalError",
+    "JournalWriteError",
     "JudgeError",
     "LLMClientError",
     "LLMResponseError",
@@ -38,6 +40,7 @@ __all__ = [
     "StatevalError",
     "SuiteError",
     "SuiteProblemsError",
+    "UsageError",
 ]
 
 
@@ -141,7 +144,19 @@ class SuiteError(StatevalError):
     """A suite or case file is invalid."""
 
 
-class PhoenixUnavailableError(StatevalError):
+class UsageError(StatevalError):
+    """A command-line option or an environment setting is invalid (e.g. a malformed URL)."""
+
+
+class InfrastructureError(StatevalError):
+    """What a run needs from its surroundings failed: the disk, the network, a server.
+
+    Not a problem of the input: the same command may work once the surroundings do. The CLI
+    exits with code 3 for these (2 for other errors).
+    """
+
+
+class PhoenixUnavailableError(InfrastructureError):
     """The Phoenix server cannot be reached or refused a request."""
 
 
@@ -241,6 +256,10 @@ class JournalError(StatevalError):
 
 class DiffError(StatevalError):
     """Two runs cannot be compared: a run or experiment not found, or nothing to pair."""
+
+
+class JournalWriteError(JournalError, InfrastructureError):
+    """A run journal cannot be written (disk full, permissions): the run cannot go on safely."""
 
 
 class FieldNotFoundError(StateError, KeyError):

@@ -26,10 +26,12 @@ from typing import Any, TypeAlias
 from stateval.errors import InvalidConfidenceError, InvalidPathError, InvalidValueError, StateError
 
 __all__ = [
+    "MAX_VALUE_DEPTH",
     "InterpretiveState",
     "JSONValue",
     "ValueConfidence",
     "check_json_value",
+    "check_text",
     "validate_path",
 ]
 
@@ -50,45 +52,78 @@ def validate_path(path: object) -> str:
         if not _SEGMENT.fullmatch(segment):
             problem = f"segment {segment!r} contains whitespace or control characters"
             raise InvalidPathError(path, problem)
+        if _SURROGATE.search(segment):
+            shown = ascii(segment)
+            raise InvalidPathError(shown, f"segment {shown} holds an unpaired surrogate")
     return path
 
 
+MAX_VALUE_DEPTH = 100
+"""How deep lists and objects may nest in a value (deeper ones are rejected, not recursed into)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def check_json_value(value: object, path: str | None = None) -> None:
-    """Raise `InvalidValueError` unless ``value`` is a JSON value (finite numbers, str keys)."""
+    """Raise `InvalidValueError` unless ``value`` is a JSON value: finite numbers, string keys,
+    text without unpaired surrogates, nested at most `MAX_VALUE_DEPTH` deep."""
     problem = _json_problem(value)
     if problem is not None:
         raise InvalidValueError(value, problem, path)
 
 
-def _json_problem(value: object, where: str = "value") -> str | None:
-    if value is None or isinstance(value, str | bool | int):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{where} is {value!r}, which JSON cannot hold"
-    if isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            problem = _json_problem(item, f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{where} has a non-string key {key!r}"
-            problem = _json_problem(item, f"{where}[{key!r}]")
-            if problem:
-                return problem
-        return None
-    return f"{where} is a {type(value).__name__}, not a JSON value"
+def check_text(text: str, what: str) -> None:
+    """Raise `InvalidValueError` when ``text`` holds an unpaired surrogate (not Unicode text)."""
+    if _SURROGATE.search(text):
+        raise InvalidValueError(text, f"{what} holds an unpaired surrogate, which is not text")
+
+
+def _json_problem(root: object) -> str | None:
+    stack: list[tuple[object, str, int]] = [(root, "value", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if value is None or isinstance(value, bool | int):
+            continue
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return f"{where} holds an unpaired surrogate, which is not text"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return f"{where} is {value!r}, which JSON cannot hold"
+        elif isinstance(value, list | tuple | dict):
+            if depth >= MAX_VALUE_DEPTH:
+                return f"{where} nests deeper than {MAX_VALUE_DEPTH} levels"
+            children: list[tuple[object, str, int]] = []
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if not isinstance(key, str):
+                        return f"{where} has a non-string key {key!r}"
+                    if _SURROGATE.search(key):
+                        return f"{where} has a key holding an unpaired surrogate"
+                    children.append((item, f"{where}[{key!r}]", depth + 1))
+            else:
+                children = [(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+            stack.extend(reversed(children))
+        else:
+            return f"{where} is a {type(value).__name__}, not a JSON value"
+    return None
 
 
 def _check_confidence(confidence: object, path: str | None = None) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise InvalidConfidenceError(confidence, path)
-    result = float(confidence)
+    try:
+        result = float(confidence)
+    except OverflowError:
+        raise InvalidConfidenceError(_short_number(confidence), path) from None
     if math.isnan(result) or not 0.0 <= result <= 1.0:
         raise InvalidConfidenceError(confidence, path)
     return result
+
+
+def _short_number(number: object) -> object:
+    text = str(number) if isinstance(number, int) else repr(number)
+    return number if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +151,10 @@ class ValueConfidence:
             raise InvalidValueError(self.inference, "inference must be a string or None")
         if self.message_id is not None and not isinstance(self.message_id, str):
             raise InvalidValueError(self.message_id, "message_id must be a string or None")
+        if self.inference is not None:
+            check_text(self.inference, "inference")
+        if self.message_id is not None:
+            check_text(self.message_id, "message_id")
 
     def to_dict(self) -> dict[str, Any]:
         """The candidate as a JSON object (``inference``/``message_id`` only when set)."""
@@ -236,8 +275,10 @@ class InterpretiveState:
         """Inverse of `to_json`."""
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise StateError(f"state JSON does not parse: {exc}") from exc
+        except RecursionError:
+            raise StateError("state JSON nests too deeply to parse") from None
+        except ValueError as exc:  # JSONDecodeError, or an integer past the digit limit
+            raise StateError(f"state JSON does not parse: {str(exc).split(';')[0]}") from None
         return cls.from_dict(data)
 
     @classmethod

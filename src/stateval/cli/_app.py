@@ -1,7 +1,9 @@
 """The ``stateval`` command: run suites, rescore runs, manage the embedded Phoenix.
 
-Exit codes: 0 the run passed its thresholds, 1 it did not, 2 usage or input error (a
-`StatevalError` prints one line per problem on stderr; ``--debug`` adds the traceback).
+Exit codes (`stateval.cli._common`): 0 the run passed its thresholds, 1 it did not, 2 invalid
+input or usage, 3 an infrastructure failure (disk full, Phoenix asked for but not reached, a
+crash), 128+n stopped by signal n (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). Errors print one line
+per problem on stderr; ``--debug`` adds the traceback.
 Heavy modules (the runner, OpenTelemetry, Phoenix clients) are imported inside the commands so
 ``stateval --help`` stays fast.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +22,7 @@ import typer
 
 from stateval.cli._common import (
     EXIT_BELOW_THRESHOLD,
+    EXIT_INFRASTRUCTURE,
     EXIT_PASS,
     EXIT_USAGE,
     ConcurrencyOption,
@@ -27,8 +31,11 @@ from stateval.cli._common import (
     MarkdownOption,
     ReportHtmlOption,
     ReportJsonOption,
+    RunInterrupted,
     errors_to_exit,
+    interrupted_exit_code,
     report_console,
+    run_interruptible,
 )
 from stateval.cli._diff import (
     BaselineOption,
@@ -288,6 +295,7 @@ def run(
                 f"{': ' + upload.error if upload.error else ''}; "
                 f"`stateval run {suite_path} --resume` uploads them[/yellow]"
             )
+            raise typer.Exit(EXIT_INFRASTRUCTURE)
     passed = outcome.summary.passed and not gate_failed
     raise typer.Exit(EXIT_PASS if passed else EXIT_BELOW_THRESHOLD)
 
@@ -350,21 +358,22 @@ def _run_with_progress(
 
     try:
         with progress:
-            outcome = asyncio.run(run())
-    except KeyboardInterrupt:
+            outcome = run_interruptible(run())
+    except RunInterrupted as stop:
+        name = signal.Signals(stop.signum).name
         if upload:
             p = upload[0]()
             err.print(
-                f"interrupted: {p.sent:,} of {p.total:,} scores are in Phoenix; "
+                f"interrupted ({name}): {p.sent:,} of {p.total:,} scores are in Phoenix; "
                 f"`stateval run {suite.path} --resume` uploads the rest"
             )
         else:
             left = len(journal.missing)
             err.print(
                 f"interrupted: {total - left} of {total} cases are journaled in run "
-                f"{journal.run_id}; `stateval run {suite.path} --resume` finishes it"
+                f"{journal.run_id} ({name}); `stateval run {suite.path} --resume` finishes it"
             )
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupted_exit_code(stop.signum)) from None
     return outcome
 
 
@@ -474,6 +483,8 @@ def rescore(
                     f"[yellow]warning: {upload.pending} case(s) of the rescored run not logged "
                     f"to Phoenix{': ' + upload.error if upload.error else ''}[/yellow]"
                 )
+                _finish(summary, report_json, junit, markdown, report_html)
+                raise typer.Exit(EXIT_INFRASTRUCTURE)
         _finish(summary, report_json, junit, markdown, report_html)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 

@@ -6,20 +6,27 @@ Used by every ``stateval`` command, ``stateval mutate`` (``_mutate.py``) include
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeAlias
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 import typer
+from typer.exceptions import TyperException
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
     "EXIT_BELOW_THRESHOLD",
+    "EXIT_INFRASTRUCTURE",
     "EXIT_PASS",
     "EXIT_USAGE",
     "ConcurrencyOption",
@@ -28,14 +35,33 @@ __all__ = [
     "MarkdownOption",
     "ReportHtmlOption",
     "ReportJsonOption",
+    "RunInterrupted",
     "errors_to_exit",
+    "interrupted_exit_code",
     "report_console",
+    "run_interruptible",
 ]
 
 UNBOUNDED_WIDTH = 100_000
 """The width reports are laid out at when stdout is not a terminal: no line is cut or wrapped."""
 
-EXIT_PASS, EXIT_BELOW_THRESHOLD, EXIT_USAGE = 0, 1, 2
+T = TypeVar("T")
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP)
+
+EXIT_PASS = 0
+"""The run (or mutation score) met its thresholds."""
+EXIT_BELOW_THRESHOLD = 1
+"""It ran and did not meet them."""
+EXIT_USAGE = 2
+"""Invalid input or usage: a suite, case file, journal or option problem; nothing (more) ran."""
+EXIT_INFRASTRUCTURE = 3
+"""The surroundings failed: disk full, Phoenix requested but not reached, or a crash (a bug)."""
+
+
+def interrupted_exit_code(signum: int) -> int:
+    """The exit code of a run stopped by signal ``signum``: 128 + n (130 for Ctrl-C)."""
+    return 128 + signum
+
 
 ReportJsonOption: TypeAlias = Annotated[
     Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
@@ -62,17 +88,97 @@ DebugOption: TypeAlias = Annotated[bool, typer.Option("--debug", help="Show trac
 
 @contextmanager
 def errors_to_exit(debug: bool) -> Iterator[None]:
-    """Turn a `StatevalError` into one line per problem on stderr and exit code 2."""
-    from stateval.errors import StatevalError
+    """The one error boundary of the commands: errors become lines on stderr and an exit code.
+
+    A `StatevalError` prints one line per problem and exits 2, or 3 when it is an
+    `InfrastructureError` (disk, network, Phoenix). Anything else is a crash: one line naming the
+    exception, exit 3. Exception groups (from task groups) are unwrapped to their first error.
+    ``--debug`` adds the traceback. Typer's own exits pass through.
+    """
+    from stateval.errors import InfrastructureError, StatevalError
 
     try:
         yield
-    except StatevalError as exc:
+    except (typer.Exit, typer.Abort, TyperException):
+        raise
+    except Exception as raised:
+        exc = _first_error(raised)
+        if isinstance(exc, typer.Exit | typer.Abort | TyperException):
+            raise exc from None
         if debug:
-            traceback.print_exc()
-        for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"error: {line}", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE) from None
+            traceback.print_exception(raised)
+        if isinstance(exc, StatevalError):
+            for line in str(exc).splitlines() or [type(exc).__name__]:
+                print(f"error: {line}", file=sys.stderr)
+            code = EXIT_INFRASTRUCTURE if isinstance(exc, InfrastructureError) else EXIT_USAGE
+            raise typer.Exit(code) from None
+        print(f"error: {_describe_crash(exc)}", file=sys.stderr)
+        if not debug:
+            print("error: a bug in stateval or a plugin; --debug shows where", file=sys.stderr)
+        raise typer.Exit(EXIT_INFRASTRUCTURE) from None
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _describe_crash(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"no space left on device{f' ({exc.filename})' if exc.filename else ''}"
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class RunInterrupted(Exception):
+    """A command's async work was stopped by a signal (SIGINT, SIGTERM or SIGHUP).
+
+    Attributes:
+        signum: The signal's number.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where SIGTERM and SIGHUP stop it the way Ctrl-C does.
+
+    The first signal cancels ``main``, so its ``finally`` blocks run (spans are flushed, uploads
+    stopped, the journal left whole); then `RunInterrupted` is raised with the signal's number.
+    """
+    received: list[int] = []
+
+    async def guarded() -> T:
+        on_sigint = signal.getsignal(signal.SIGINT)  # asyncio.Runner's: cancels the main task
+        previous: dict[int, Any] = {}
+
+        def forward(signum: int, frame: FrameType | None) -> None:
+            received.append(signum)
+            if callable(on_sigint):
+                on_sigint(signal.SIGINT, frame)
+            else:
+                raise KeyboardInterrupt
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in _FORWARDED:
+                previous[sig] = signal.signal(sig, forward)
+        try:
+            return await main
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    try:
+        return asyncio.run(guarded())
+    except KeyboardInterrupt:
+        raise RunInterrupted(received[0] if received else int(signal.SIGINT)) from None
 
 
 def report_console() -> Console:

@@ -11,6 +11,7 @@ apostrophes (``john's`` → ``johns``); anywhere else it is deleted (``st. john`
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -120,16 +121,25 @@ def parse_number(value: object, number_words: bool = False) -> float | None:
 
     Booleans are not numbers. A string is stripped (and number words turned into digits when
     ``number_words``) and must then be a plain decimal such as ``"3"``, ``"-2.5"`` or ``"1e3"``.
+    A number past the float range is an infinity (compared exactly by the match rules).
     """
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value)
+        return _as_float(value)
     if isinstance(value, str):
         text = _number_words(value).strip() if number_words else value.strip()
         if _NUMBER.fullmatch(text):
             return float(text)
     return None
+
+
+def _as_float(value: int | float) -> float:
+    """``float(value)``; an integer past the float range becomes an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def json_equal(a: Any, b: Any) -> bool:

@@ -148,6 +148,11 @@ def parse_updates(raw: str) -> list[Update]:
         document = _find_document(raw)
     except RecursionError:
         raise MutatorOutputError(raw, "output nests JSON too deeply to parse") from None
+    except ValueError as exc:  # not a JSONDecodeError: an integer past Python's digit limit
+        reason = str(exc).split(";")[0]
+        raise MutatorOutputError(
+            raw, f"output holds a number stateval cannot read: {reason}"
+        ) from None
     items = _unwrap(raw, document)
     return [_update(raw, i, item) for i, item in enumerate(items)]
 

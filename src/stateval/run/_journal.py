@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stateval.errors import JournalError
+from stateval.errors import JournalError, JournalWriteError
 
 __all__ = ["Journal", "RunHeader", "list_runs", "new_run_id"]
 
@@ -153,7 +153,9 @@ class Journal:
         try:
             folder.mkdir(parents=True, exist_ok=False)
         except OSError as exc:
-            raise JournalError(f"cannot create run folder {folder}: {exc}") from exc
+            raise JournalWriteError(
+                f"cannot create run folder {folder}: {exc.strerror or exc}"
+            ) from exc
         journal = cls(folder / JOURNAL_NAME, header, [])
         journal._write({"kind": "header", **header.model_dump(mode="json")})
         return journal
@@ -277,7 +279,7 @@ class Journal:
                 finally:
                     os.close(fd)
             except OSError as exc:
-                raise JournalError(f"cannot write {self.path}: {exc}") from exc
+                raise JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
 
 
 def _truncate(path: Path, size: int) -> None:

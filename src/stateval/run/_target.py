@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stateval.run._session import PhoenixTarget
 
-__all__ = ["ENV_HOME", "resolve_phoenix", "stateval_home"]
+__all__ = ["ENV_HOME", "check_phoenix_url", "resolve_phoenix", "stateval_home"]
 
 ENV_HOME = "STATEVAL_HOME"
 """Environment variable naming the folder of run journals (default ``.stateval``)."""
@@ -43,6 +43,17 @@ def resolve_phoenix(
         endpoint = os.environ.get("PHOENIX_COLLECTOR_ENDPOINT")
         if endpoint:
             url = endpoint.rstrip("/").removesuffix("/v1/traces")
+    if url is not None:
+        where = (
+            "--phoenix-url"
+            if phoenix_url
+            else (
+                "the resumed run's Phoenix URL"
+                if url == recorded_url
+                else "PHOENIX_COLLECTOR_ENDPOINT"
+            )
+        )
+        url = check_phoenix_url(url, where)
     if url is None or (url == recorded_url and phoenix_url is None):
         from stateval.server import EmbeddedPhoenix
 
@@ -51,3 +62,46 @@ def resolve_phoenix(
             url = embedded.ensure_running()
             announce(f"Phoenix (embedded): {url}")
     return PhoenixTarget(url.rstrip("/"), api_key)
+
+
+def check_phoenix_url(url: str, where: str = "--phoenix-url") -> str:
+    """``url`` as a Phoenix base URL (no trailing ``/``), or a `UsageError` saying why not.
+
+    It must be ``http://`` or ``https://`` with a host, and carry no credentials: user info
+    would be printed, journaled and written to reports (``PHOENIX_API_KEY`` is the way to
+    authenticate); the error never repeats it.
+    """
+    import httpx
+
+    from stateval.errors import UsageError
+
+    try:
+        parsed = httpx.URL(url.strip())
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise UsageError(f"{where} is not a URL ({_reason(exc)})") from None
+    if parsed.userinfo:
+        shown = parsed.copy_with(username=None, password=None, query=None, fragment=None)
+        raise UsageError(
+            f"{where} {str(shown)!r} carries credentials (user:password@); "
+            "remove them and set PHOENIX_API_KEY instead"
+        )
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(
+            f"{where} must be an http:// or https:// URL with a host, "
+            f"like http://127.0.0.1:6006 (got {_shown(parsed)!r})"
+        )
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UsageError(f"{where} has port {parsed.port}, outside 1-65535")
+    if parsed.query or parsed.fragment:
+        raise UsageError(f"{where} must be a base URL without ?query or #fragment")
+    return str(parsed).rstrip("/")
+
+
+def _shown(parsed: object) -> str:
+    text = str(parsed)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:100] or type(exc).__name__

@@ -17,6 +17,7 @@ from stateval.calibration import HUMAN_LABELS, HumanVerdict
 from stateval.errors import StateError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
+from stateval.suite._documents import DocumentError, parse_json
 from stateval.suite._models import CaseSpec, HumanVerdictSpec
 
 __all__ = [
@@ -358,9 +359,9 @@ def _jsonl_records(text: str, label: str, problems: list[str]) -> list[_Record]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(format_problem(label, number, None, None, f"invalid JSON: {exc.msg}"))
+            data = parse_json(line)
+        except DocumentError as exc:
+            problems.append(format_problem(label, number, None, None, exc.message))
             continue
         records.append(_Record(data, number, lambda _loc, n=number: n))  # type: ignore[misc]
     return records
@@ -368,9 +369,9 @@ def _jsonl_records(text: str, label: str, problems: list[str]) -> list[_Record]:
 
 def _json_records(text: str, label: str, problems: list[str]) -> list[_Record]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(format_problem(label, exc.lineno, None, None, f"invalid JSON: {exc.msg}"))
+        data = parse_json(text)
+    except DocumentError as exc:
+        problems.append(format_problem(label, exc.line, None, None, exc.message))
         return []
     base: Loc = ()
     if isinstance(data, Mapping) and isinstance(data.get("cases"), list):
@@ -409,12 +410,10 @@ def _csv_records(text: str, label: str, problems: list[str]) -> list[_Record]:
                 if not cell.strip():
                     continue
                 try:
-                    data[column] = json.loads(cell)
-                except json.JSONDecodeError as exc:
+                    data[column] = parse_json(cell)
+                except DocumentError as exc:
                     problems.append(
-                        format_problem(
-                            label, number, row.get("id"), column, f"invalid JSON: {exc.msg}"
-                        )
+                        format_problem(label, number, row.get("id"), column, exc.message)
                     )
                     bad = True
             elif cell != "" or column in ("id", "prompt"):

@@ -37,7 +37,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import ValidationError
 
 from stateval.checks import Criterion, parse_criteria
@@ -54,6 +53,12 @@ from stateval.suite._cases import (
     line_locator,
     pydantic_message,
     read_case_file,
+)
+from stateval.suite._documents import (
+    MAX_DOCUMENT_BYTES,
+    DocumentError,
+    parse_json,
+    parse_yaml,
 )
 from stateval.suite._env import expand_environment
 from stateval.suite._llm import build_judge, build_llm_mutator
@@ -168,6 +173,14 @@ def _label(path: Path) -> str:
 
 def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
     try:
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise SuiteProblemsError(
+                [
+                    format_problem(
+                        label, None, None, None, f"larger than {MAX_DOCUMENT_BYTES:,} bytes"
+                    )
+                ]
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SuiteProblemsError(
@@ -177,20 +190,13 @@ def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
         raise SuiteProblemsError(
             [format_problem(label, None, None, None, "not UTF-8 text")]
         ) from exc
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text), text
-        except json.JSONDecodeError as exc:
-            line = format_problem(label, exc.lineno, None, None, f"invalid JSON: {exc.msg}")
-            raise SuiteProblemsError([line]) from exc
     try:
-        return yaml.safe_load(text), text
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line_no = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        line = format_problem(label, line_no, None, None, f"invalid YAML: {problem}")
-        raise SuiteProblemsError([line]) from exc
+        if path.suffix.lower() == ".json":
+            return parse_json(text), text
+        return parse_yaml(text), text
+    except DocumentError as exc:
+        line = format_problem(label, exc.line, None, None, exc.message)
+        raise SuiteProblemsError([line]) from None
 
 
 def _suite_problems(exc: ValidationError, data: object, text: str, label: str) -> list[str]:
@@ -500,9 +506,9 @@ def _load_slots(
             return None
         if slot_path.suffix.lower() in (".json", ".yaml", ".yml"):
             try:
-                value = yaml.safe_load(content)
-            except yaml.YAMLError as exc:
-                problems.append(format_problem(where, None, None, None, f"does not parse: {exc}"))
+                value = parse_yaml(content)
+            except DocumentError as exc:
+                problems.append(format_problem(where, exc.line, None, None, exc.message))
                 return None
         else:
             value = [s.strip() for s in content.splitlines() if s.strip() and not s.startswith("#")]

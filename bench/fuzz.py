@@ -1,0 +1,158 @@
+"""Fuzz campaign: N generated inputs per target, counting defects and hangs.
+
+The targets and strategies are tests/fuzzing.py's (tests/test_fuzz.py runs them with a few
+hundred examples): the LLM-output parser with everything a run does to an accepted reply, state
+construction and comparison, and suite loading. A defect is an exception outside stateval's
+error hierarchy (or any exception after a reply was accepted); a hang is an input that takes
+longer than ``--hang`` seconds (it is stopped by an alarm and counted).
+
+Each target's rate is printed as a ratio to a baseline measured in the same process: the
+inputs per second of ``json.loads`` on the same generated texts.
+
+Usage:
+    python bench/fuzz.py [--examples 10000] [--targets llm_output,state,suite] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import contextlib
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+import fuzzing
+
+
+class _Hang(BaseException):
+    """Raised by the alarm in an input that ran past the hang limit."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Hang
+
+
+def campaign(
+    name: str,
+    strategy: st.SearchStrategy[Any],
+    target: Callable[[Any], None],
+    examples: int,
+    hang_after: float,
+    rng_seed: int,
+) -> dict[str, Any]:
+    """Run ``target`` on ``examples`` inputs; return the counts."""
+    defects: Counter[str] = Counter()
+    samples: dict[str, str] = {}
+    counts = {"inputs": 0, "defects": 0, "hangs": 0, "slowest_s": 0.0}
+
+    @seed(rng_seed)
+    @settings(
+        max_examples=examples,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def run(item: Any) -> None:
+        counts["inputs"] += 1
+        start = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, hang_after)
+        try:
+            target(item)
+        except fuzzing.Defect as defect:
+            counts["defects"] += 1
+            key = f"{defect.stage}: {type(defect.error).__name__}"
+            defects[key] += 1
+            samples.setdefault(key, f"{str(defect.error)[:120]!r} <- {repr(item)[:160]}")
+        except _Hang:
+            counts["hangs"] += 1
+            samples.setdefault("hang", repr(item)[:200])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            counts["slowest_s"] = max(counts["slowest_s"], time.perf_counter() - start)
+
+    started = time.perf_counter()
+    run()
+    counts["seconds"] = round(time.perf_counter() - started, 1)
+    counts["slowest_s"] = round(counts["slowest_s"], 3)
+    return {"target": name, **counts, "by_kind": dict(defects), "samples": samples}
+
+
+def json_baseline(examples: int, rng_seed: int) -> float:
+    """Inputs per second of json.loads on generated replies (the same generator's cost)."""
+    done = [0]
+
+    @seed(rng_seed)
+    @settings(
+        max_examples=examples,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(fuzzing.llm_outputs())
+    def run(raw: str) -> None:
+        done[0] += 1
+        with contextlib.suppress(ValueError, RecursionError):
+            json.loads(raw)
+
+    start = time.perf_counter()
+    run()
+    return done[0] / (time.perf_counter() - start)
+
+
+TARGETS: dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]] = {
+    "llm_output": (fuzzing.llm_outputs(), fuzzing.llm_output),
+    "state": (fuzzing.state_inputs(), fuzzing.state),
+    "suite": (fuzzing.suite_files(), fuzzing.suite),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10_000)
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--hang", type=float, default=10.0, help="seconds before an input hangs")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 1_000))
+    baseline = json_baseline(min(args.examples, 2_000), args.seed)
+    print(f"baseline: json.loads on generated replies, {baseline:,.0f} inputs/s")
+    results = []
+    for name in args.targets.split(","):
+        strategy, target = TARGETS[name]
+        result = campaign(name, strategy, target, args.examples, args.hang, args.seed)
+        rate = result["inputs"] / max(result["seconds"], 1e-9)
+        result["rate_vs_json_loads"] = round(rate / baseline, 4)
+        results.append(result)
+        print(
+            f"{name}: {result['inputs']:,} inputs in {result['seconds']} s "
+            f"({rate / baseline:.3f}x json.loads), {result['defects']} defects, "
+            f"{result['hangs']} hangs, slowest input {result['slowest_s']} s"
+        )
+        for kind, count in sorted(result["by_kind"].items(), key=lambda kv: -kv[1]):
+            print(f"  !! {count} x {kind}: {result['samples'][kind]}")
+        if result["hangs"]:
+            print(f"  !! hang: {result['samples']['hang']}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if any(r["defects"] or r["hangs"] for r in results):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
