@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-from stateval.policy import MatchPolicy
 
-from stateval.compare import compare_states
+from stateval.compare import MatchPolicy, compare_states
 from stateval.errors import MutatorOutputError, StatevalError
 from stateval.mutators import apply_updates, parse_updates
 from stateval.state import InterpretiveState, ValueConfidence

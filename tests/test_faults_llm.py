@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from fake_llm import FAULT_MODES, FakeLLM, fake_llm
 from stateval.errors import LLMStatusError, LLMUnavailableError
 from stateval.mutators._openai import OpenAICompatibleClient
+from stateval.run import Journal
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +65,76 @@ async def test_a_basic_authorization_echoed_back_is_redacted(server: FakeLLM) ->
     await client.aclose()
     assert "dXNlcjpodW50ZXIy" not in str(caught.value)
     assert "Basic ***" in caught.value.detail
+
+
+# -- a whole run: one case per fault mode, through the `stateval` command ----------------------
+
+_STATEVAL = Path(sys.executable).with_name("stateval")
+
+
+def _fault_suite(folder: Path, url: str, modes: list[str]) -> Path:
+    cases = [
+        {
+            "id": mode,
+            "input": {"prompt": f"FAULT:{mode}"},
+            "expected_post_state": {"n": 5, "name": "Ada"},
+        }
+        for mode in modes
+    ]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (folder / "suite.yaml").write_text(
+        f"""
+name: faults
+mutator:
+  type: llm
+  model: fake-model
+  base_url: {url}
+  api_key_env: FAKE_LLM_KEY
+  timeout: 2
+  max_retries: 1
+  structured_output: false
+concurrency: 8
+policies:
+  n: {{numeric_tolerance: 0.5}}
+thresholds: {{max_error_rate: 1.0}}
+cases: {{file: cases.jsonl}}
+"""
+    )
+    return folder / "suite.yaml"
+
+
+def test_every_fault_mode_is_one_case_error_and_the_run_finishes(
+    server: FakeLLM, tmp_path: Path
+) -> None:
+    modes = sorted(FAULT_MODES)
+    suite = _fault_suite(tmp_path, server.url, modes)
+    env = {
+        **os.environ,
+        "STATEVAL_HOME": str(tmp_path / "home"),
+        "FAKE_LLM_KEY": "sk-fake-KEY0123456789",
+    }
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [str(_STATEVAL), "run", str(suite), "--no-phoenix", "--report-json", str(report)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    journal = Journal.open(tmp_path / "home")
+    assert journal.complete
+    assert sorted(journal.results) == modes
+    errors = {case: rec["error"] for case, rec in journal.results.items() if rec["error"]}
+    ok = {"ok", "fenced", "http_503_then_ok", "http_429_then_ok"}
+    assert set(modes) - set(errors) >= ok
+    assert not ok & set(errors), {c: errors[c] for c in ok & set(errors)}
+    for mode in ("trickle", "hang", "hang_after_headers", "surrogate_value", "huge_int", "deep"):
+        assert mode in errors, mode
+    assert all("\n" not in e for e in errors.values())
+    assert "timed out after 2s" in errors["trickle"]
+    # A 400-digit integer is a value like any other: compared exactly, not a crash.
+    assert journal.results["big_int"]["error"] is None
+    text = report.read_text() + "".join(p.read_text() for p in (tmp_path / "home").rglob("*.jsonl"))
+    assert "KEY0123456789" not in text + done.stdout + done.stderr

@@ -347,7 +347,7 @@ def test_unreachable_phoenix_keeps_results_and_resume_uploads_them(
     dead = f"http://127.0.0.1:{_closed_port()}"
     first = _stateval(project, "run", "suite.yaml", "--phoenix-url", dead)
     _, err = first.communicate()
-    assert first.returncode == 0, err
+    assert first.returncode == 3, err  # Phoenix asked for but not reached (issue 11)
     assert f"warning: {n} case(s) not uploaded to Phoenix" in err
     assert "--resume" in err
     journal = Journal.open(project / ".stateval")

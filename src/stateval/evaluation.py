@@ -146,7 +146,13 @@ class LLMEvaluator:
                 f"mutator returned {type(actual).__name__}, not an InterpretiveState"
             )
             return _failure(expected, elapsed, problem, policies)
-        comparison = compare_states(expected, actual, policies)
+        try:
+            comparison = compare_states(expected, actual, policies)
+        except Exception as exc:  # a value no rule could compare: this case's error, not a crash
+            failed = EvaluationError(
+                f"comparing the post-state failed: {type(exc).__name__}: {exc}"
+            )
+            return _failure(expected, elapsed, failed, policies)
         if context.pre_state != snapshot:
             problem = MutatorError(
                 "the mutator changed the pre_state of the context (it is given a copy; "
@@ -190,6 +196,8 @@ def _failure(
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
+    # An exception's text may hold unpaired surrogates (from a mutator's own data); keep it text.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) > _ERROR_LIMIT:
         text = text[: _ERROR_LIMIT - 3] + "..."
     return text

@@ -19,8 +19,10 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from typing import Any
@@ -35,8 +37,8 @@ from openinference.semconv.trace import (
 from opentelemetry import trace as trace_api
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 __all__ = [
@@ -47,12 +49,14 @@ __all__ = [
     "TRACER_NAME",
     "LLMSpan",
     "MutationSpan",
+    "SpanDelivery",
     "Tracing",
     "configure_tracing",
     "current_trace_id",
     "disabled_tracing",
     "llm_span",
     "mutation_span",
+    "send_otlp",
 ]
 
 # -- names: span names and attribute keys live here and nowhere else ---------------------------
@@ -89,12 +93,19 @@ class Tracing:
         project_name: The Phoenix project the spans are recorded under.
     """
 
-    __slots__ = ("_provider", "project_name", "tracer")
+    __slots__ = ("_provider", "delivery", "project_name", "tracer")
 
-    def __init__(self, tracer: Tracer, project_name: str, provider: TracerProvider | None) -> None:
+    def __init__(
+        self,
+        tracer: Tracer,
+        project_name: str,
+        provider: TracerProvider | None,
+        delivery: SpanDelivery | None = None,
+    ) -> None:
         self.tracer = tracer
         self.project_name = project_name
         self._provider = provider
+        self.delivery = delivery or SpanDelivery()
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Export every finished span now; True when all were exported in time."""
@@ -117,6 +128,7 @@ def configure_tracing(
     exporter: SpanExporter | None = None,
     schedule_delay_millis: int = 1_000,
     max_queue_size: int = 16_384,
+    on_undelivered: Callable[[bytes, int], None] | None = None,
 ) -> Tracing:
     """Build a tracer whose spans are batched to Phoenix (or to ``exporter``).
 
@@ -129,6 +141,9 @@ def configure_tracing(
         exporter: Use this exporter instead of OTLP (an in-memory one in tests).
         schedule_delay_millis: Longest a finished span waits before it is exported.
         max_queue_size: Spans held while the exporter catches up; beyond it spans are dropped.
+        on_undelivered: Called (from the export thread) with the OTLP protobuf payload and the
+            span count of every batch the server did not accept, so it can be kept and sent
+            again later (`send_otlp`); the counts are in ``Tracing.delivery``.
 
     Returns:
         A `Tracing` owning a new `TracerProvider` (the global provider is left alone).
@@ -142,15 +157,86 @@ def configure_tracing(
         exporter = OTLPSpanExporter(
             endpoint=f"{base_url.rstrip('/')}/v1/traces", headers=all_headers
         )
+    delivery = SpanDelivery()
     provider = TracerProvider(resource=Resource({ResourceAttributes.PROJECT_NAME: project_name}))
     provider.add_span_processor(
         BatchSpanProcessor(
-            exporter,
+            _CountingExporter(exporter, delivery, on_undelivered),
             schedule_delay_millis=schedule_delay_millis,
             max_queue_size=max_queue_size,
         )
     )
-    return Tracing(provider.get_tracer(TRACER_NAME), project_name, provider)
+    return Tracing(provider.get_tracer(TRACER_NAME), project_name, provider, delivery)
+
+
+class SpanDelivery:
+    """How many spans the exporter delivered and how many the server did not accept."""
+
+    __slots__ = ("_lock", "delivered", "undelivered")
+
+    def __init__(self) -> None:
+        self.delivered = 0
+        self.undelivered = 0
+        self._lock = threading.Lock()
+
+    def count(self, spans: int, ok: bool) -> None:
+        """Record one export of ``spans`` spans."""
+        with self._lock:
+            if ok:
+                self.delivered += spans
+            else:
+                self.undelivered += spans
+
+
+class _CountingExporter(SpanExporter):
+    """Counts what ``inner`` delivers and hands each rejected batch, encoded, to a callback."""
+
+    def __init__(
+        self,
+        inner: SpanExporter,
+        delivery: SpanDelivery,
+        on_undelivered: Callable[[bytes, int], None] | None,
+    ) -> None:
+        self._inner = inner
+        self._delivery = delivery
+        self._on_undelivered = on_undelivered
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = self._inner.export(spans)
+        ok = result == SpanExportResult.SUCCESS
+        self._delivery.count(len(spans), ok)
+        if not ok and self._on_undelivered is not None:
+            from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+            try:
+                self._on_undelivered(encode_spans(spans).SerializeToString(), len(spans))
+            except Exception:  # the export thread must go on; the count says what was lost
+                logging.getLogger(__name__).exception("could not keep undelivered spans")
+        return result
+
+    def shutdown(self) -> None:
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self._inner.force_flush(timeout_millis)
+
+
+def send_otlp(base_url: str, payload: bytes, *, api_key: str | None = None) -> bool:
+    """POST an OTLP/HTTP protobuf payload (as kept by ``on_undelivered``) to Phoenix's
+    ``/v1/traces``; True when it was accepted. Spans keep their ids, so a payload sent twice
+    is stored once."""
+    import httpx
+
+    headers = {"Content-Type": "application/x-protobuf"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        response = httpx.post(
+            f"{base_url.rstrip('/')}/v1/traces", content=payload, headers=headers, timeout=30.0
+        )
+    except httpx.HTTPError:
+        return False
+    return response.is_success
 
 
 def disabled_tracing(project_name: str = "default") -> Tracing:

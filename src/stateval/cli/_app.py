@@ -51,7 +51,7 @@ from stateval.cli._mutate import mutate
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
+    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, UploadStatus
     from stateval.suite import FieldsAs, Suite
 
 __all__ = ["app", "main"]
@@ -289,9 +289,12 @@ def run(
                 "[yellow]note: --fail-on-regression without a baseline checks nothing[/yellow]"
             )
         upload = outcome.upload
-        if upload is not None and (upload.error or upload.pending):
+        if upload is not None:
+            _print_delivery(upload, len(journal.header.case_ids))
+        if upload is not None and (upload.error or upload.pending or upload.spans_kept):
             err.print(
                 f"[yellow]warning: {upload.pending} case(s) not uploaded to Phoenix"
+                f"{f' and {upload.spans_kept} span(s) kept' if upload.spans_kept else ''}"
                 f"{': ' + upload.error if upload.error else ''}; "
                 f"`stateval run {suite_path} --resume` uploads them[/yellow]"
             )
@@ -383,6 +386,21 @@ def _check_html(report_html: Path | None) -> None:
         from stateval.reports import require_charts
 
         require_charts()
+
+
+def _print_delivery(upload: UploadStatus, planned: int) -> None:
+    """One line saying what reached Phoenix: cases, evaluations, spans."""
+    from rich.console import Console
+
+    uploaded = planned - upload.pending
+    spans = f"; {upload.spans} span(s) delivered"
+    if upload.spans_kept:
+        spans += f", {upload.spans_kept} kept in the journal for --resume"
+    Console(highlight=False).print(
+        f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "
+        f"{upload.evaluations} evaluation(s) sent now, {upload.skipped} sent before){spans}",
+        soft_wrap=True,
+    )
 
 
 def _finish(

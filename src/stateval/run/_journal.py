@@ -9,6 +9,8 @@ Each line is one JSON record, written and ``fsync``'d before the call returns:
   one per case and repetition (``"repetition": 2``...);
 - ``{"kind": "ack", "what": "dataset" | "experiment" | "run" | "evaluations", ...}``: Phoenix
   accepted an upload (so a resumed run never sends it again);
+- ``{"kind": "spans", "seq", "count", "otlp"}``: a batch of spans Phoenix did not accept
+  (base64 OTLP protobuf), sent again by a resumed run (then acknowledged as ``spans``);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
 A crash can leave a torn last line; opening the journal drops it.
@@ -25,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
 import secrets
@@ -130,6 +134,7 @@ class Journal:
         self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
         self._acks: dict[tuple[str, str], dict[str, Any]] = {}
         self.complete = False
+        self._spans: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         for record in records:
             self._absorb(record)
@@ -203,6 +208,8 @@ class Journal:
             self._acks[(what, key)] = record
         elif kind == "end":
             self.complete = True
+        elif kind == "spans":
+            self._spans.append(record)
 
     def ack(self, what: str, case_id: str = "") -> dict[str, Any] | None:
         """The acknowledgement recorded for ``what`` (and ``case_id``), or None."""
@@ -261,6 +268,29 @@ class Journal:
         self._write(record)
         self._acks[(what, case_id or "")] = record
 
+    def append_spans(self, otlp: bytes, count: int) -> None:
+        """Keep a batch of spans Phoenix did not accept (OTLP protobuf) to send on resume."""
+        with self._lock:
+            seq = len(self._spans)
+        record = {
+            "kind": "spans",
+            "seq": seq,
+            "count": count,
+            "otlp": base64.b64encode(otlp).decode("ascii"),
+        }
+        self._write(record)
+        with self._lock:
+            self._spans.append(record)
+
+    def unsent_spans(self) -> list[tuple[str, bytes, int]]:
+        """Kept span batches not yet acknowledged (``ack`` of ``spans``): (key, OTLP, count)."""
+        out = []
+        for record in list(self._spans):
+            key = str(record.get("seq"))
+            if self.ack("spans", key) is None:
+                out.append((key, base64.b64decode(record["otlp"]), int(record.get("count", 0))))
+        return out
+
     def append_end(self) -> None:
         """Record that every planned case has a result."""
         if not self.complete:
@@ -269,17 +299,35 @@ class Journal:
 
     def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode()
+        try:
+            data = line.encode()
+        except UnicodeEncodeError:  # an unpaired surrogate got through: \u-escape everything
+            data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
         with self._lock:
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
-                    os.write(fd, data)
-                    os.fsync(fd)
+                    _append_whole(fd, data)
                 finally:
                     os.close(fd)
             except OSError as exc:
                 raise JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+
+def _append_whole(fd: int, data: bytes) -> None:
+    """Append ``data`` and fsync; on a short or failed write (disk full) cut the file back to
+    where it was, so the journal never keeps half a record followed by more records."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
 
 
 def _truncate(path: Path, size: int) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from stateval.errors import PhoenixUnavailableError
@@ -122,7 +123,9 @@ async def run_with_phoenix(
         except PhoenixUnavailableError as exc:
             sink.error = str(exc)
         tracing = None
+        resent = 0
         if sink.ready:
+            resent = await _send_kept_spans(journal, target)
             # The suite's project (phoenix.project, default: the suite name), as the run
             # recorded it: Phoenix lists it under Tracing, unlike the experiment's own
             # auto-named project; the experiment's runs link to their traces by trace id.
@@ -130,6 +133,7 @@ async def run_with_phoenix(
                 journal.header.project or suite.phoenix.project,
                 target.url,
                 api_key=target.api_key,
+                on_undelivered=journal.append_spans,
             )
             sink.flush_spans = functools.partial(asyncio.to_thread, tracing.force_flush)
             _trace_llm_calls(suite.mutator, tracing)
@@ -170,4 +174,25 @@ async def run_with_phoenix(
                 await asyncio.to_thread(tracing.shutdown)
         if sink.ready:
             await sink.record_summary(summary)
-    return RunOutcome(summary, journal, sink.status(planned))
+    status = sink.status(planned)
+    if tracing is not None:
+        status = replace(
+            status,
+            spans=tracing.delivery.delivered + resent,
+            spans_kept=sum(count for _, _, count in journal.unsent_spans()),
+        )
+    return RunOutcome(summary, journal, status)
+
+
+async def _send_kept_spans(journal: Journal, target: PhoenixTarget) -> int:
+    """Send the span batches an earlier invocation kept (Phoenix did not accept them then);
+    the number of spans delivered now."""
+    from stateval.tracing import send_otlp
+
+    sent = 0
+    for key, payload, count in journal.unsent_spans():
+        if not await asyncio.to_thread(send_otlp, target.url, payload, api_key=target.api_key):
+            break
+        await asyncio.to_thread(journal.append_ack, "spans", key, count=count)
+        sent += count
+    return sent

@@ -169,10 +169,19 @@ async def execute(
             result, case_span = await _run_case(case, mutator, evaluator, open_span)
             result = replace(result, repetition=repetition)
             reenter = getattr(case_span, "reenter", None)
-            with reenter() if callable(reenter) else nullcontext():
-                result = await judge_result(case, result, scoring.policies, judge)
+            try:
+                with reenter() if callable(reenter) else nullcontext():
+                    result = await judge_result(case, result, scoring.policies, judge)
+            except Exception as exc:
+                result = _as_case_error(result, "judging", exc)
             await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
-            score = score_case(case, result, scoring)
+            try:
+                score = score_case(case, result, scoring)
+            except Exception as exc:
+                # A check or metric that cannot take this case's values fails the case only.
+                result = _as_case_error(result, "scoring", exc)
+                await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
+                score = score_case(case, result, scoring)
             if repetition == 1:
                 scores[case.id] = score
             if sink is not None:
@@ -181,9 +190,14 @@ async def execute(
                 on_case(score)
 
     workers = max(1, min(concurrency, todo.qsize()))
-    async with asyncio.TaskGroup() as group:
-        for _ in range(workers):
-            group.create_task(worker())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(worker())
+    except BaseExceptionGroup as failed:
+        # What escapes a worker stops the run (a journal that cannot be written, a bug): raise
+        # the first error itself, not a group, so the command's error boundary can word it.
+        raise _first_error(failed) from None
     if not journal.missing and not journal.missing_repetitions:
         await asyncio.to_thread(journal.append_end)
     return scores
@@ -216,3 +230,17 @@ async def _run_case(
         started_at=started,
     )
     return result, span
+
+
+def _as_case_error(result: CaseResult, stage: str, exc: Exception) -> CaseResult:
+    """``result`` turned into this case's error: ``stage`` failed with ``exc``."""
+    text = " ".join(f"{stage} failed: {type(exc).__name__}: {exc}".split())
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]
+    return replace(result, post_state=None, error=text, error_type=type(exc).__name__)
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

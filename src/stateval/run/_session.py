@@ -80,6 +80,8 @@ class UploadStatus:
         pending: Cases not (fully) uploaded; ``stateval run --resume`` finishes them.
         error: Why uploading stopped, if it did.
         experiment_url: The experiment in the Phoenix UI.
+        spans: Spans Phoenix accepted in this invocation (kept ones sent again included).
+        spans_kept: Spans Phoenix did not accept, kept in the journal for ``--resume``.
     """
 
     runs: int = 0
@@ -88,6 +90,8 @@ class UploadStatus:
     pending: int = 0
     error: str | None = None
     experiment_url: str | None = None
+    spans: int = 0
+    spans_kept: int = 0
 
 
 @dataclass(frozen=True, slots=True)

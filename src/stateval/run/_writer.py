@@ -38,6 +38,7 @@ from stateval.upload import (
     DatasetRef,
     EvaluationRecord,
     Example,
+    ExperimentRef,
     PhoenixUploader,
     RunRecord,
     SpanAnnotationRecord,
@@ -183,6 +184,7 @@ class PhoenixSink:
         """
         spec = experiment or run_experiment(self.journal)
         self.repetitions = spec.repetitions
+        earlier_work = bool(self.journal.results) or self.journal.ack("dataset") is not None
         ack = self.journal.ack("dataset")
         if ack is not None and ack.get("url") == self.url:
             self.dataset_id = str(ack["dataset_id"])
@@ -232,7 +234,11 @@ class PhoenixSink:
             content_hash="",
             uploaded=False,
         )
-        if spec.shared_key is None:
+        created = None
+        if earlier_work and spec.shared_key is None:
+            # A previous invocation may have created it and died before journaling the answer.
+            created = await self._find_experiment(spec)
+        if created is None and spec.shared_key is None:
             created = await self.uploader.create_experiment(
                 dataset,
                 name=spec.name,
@@ -240,7 +246,8 @@ class PhoenixSink:
                 metadata=spec.metadata,
                 repetitions=spec.repetitions,
             )
-        else:
+        elif created is None:
+            assert spec.shared_key is not None
             created, _ = await self.uploader.shared_experiment(
                 dataset,
                 key=spec.shared_key,
@@ -309,6 +316,16 @@ class PhoenixSink:
             await record_field_scores(self.uploader, self.experiment_id, self._fields, self.shard)
         except PhoenixUnavailableError as exc:
             self.error = self.error or str(exc)
+
+    async def _find_experiment(self, spec: ExperimentSpec) -> ExperimentRef | None:
+        """The dataset's experiment with ``spec``'s name and metadata, if one exists."""
+        assert self.dataset_id is not None
+        for found in await self.uploader.list_experiments(self.dataset_id):
+            if found.name == spec.name and all(
+                found.metadata.get(key) == value for key, value in spec.metadata.items()
+            ):
+                return found
+        return None
 
     def start(self, workers: int = UPLOAD_WORKERS) -> None:
         """Start the upload workers."""

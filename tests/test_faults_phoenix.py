@@ -1,0 +1,206 @@
+"""Traces and uploads survive a Phoenix that dies mid-run (issue 11): a real Phoenix server is
+killed and restarted on the same data; nothing is lost, nothing is recorded twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conftest import _free_port, _wait_healthy, phoenix_binary
+from stateval.cli._common import EXIT_INFRASTRUCTURE, EXIT_PASS
+from stateval.run import Journal
+
+pytestmark = pytest.mark.phoenix
+
+_STATEVAL = str(Path(sys.executable).with_name("stateval"))
+
+_MUTATOR = """
+import asyncio
+from pathlib import Path
+from stateval import InterpretiveState, ValueConfidence
+
+HERE = Path(__file__).parent
+
+async def echo(state, input):
+    if int(input.message_id[1:]) >= 4:
+        while not (HERE / "go").exists():
+            await asyncio.sleep(0.05)
+    out = state.copy()
+    out.set_value("said", ValueConfidence(input.prompt, 1.0))
+    return out
+"""
+
+
+class RestartablePhoenix:
+    """A Phoenix server on fixed ports and data, that a test can kill and start again."""
+
+    def __init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="stateval-phoenix-restart-"))
+        self.port, self.grpc_port = _free_port(), _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "PHOENIX_WORKING_DIR": str(self.workdir),
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(self.port),
+            "PHOENIX_GRPC_PORT": str(self.grpc_port),
+        }
+        with (self.workdir / "server.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [phoenix_binary(), "serve"], env=env, stdout=log, stderr=log
+            )
+        _wait_healthy(self.url, self.proc, self.workdir / "server.log")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def phoenix() -> Iterator[RestartablePhoenix]:
+    server = RestartablePhoenix()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _project(tmp_path: Path, cases: int) -> Path:
+    (tmp_path / "echo_mutator.py").write_text(_MUTATOR)
+    lines = [
+        f"    - {{id: c{i}, input: {{prompt: p{i}, message_id: m{i}}}, "
+        f"expected_post_state: {{said: p{i}}}}}"
+        for i in range(cases)
+    ]
+    (tmp_path / "suite.yaml").write_text(
+        f'name: restart\nmutator: {{type: python, callable: "echo_mutator:echo"}}\n'
+        f"concurrency: 4\nphoenix: {{dataset: restart-{uuid.uuid4().hex[:8]}}}\n"
+        "cases:\n  inline:\n" + "\n".join(lines) + "\n"
+    )
+    return tmp_path
+
+
+def _stateval(project: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "STATEVAL_HOME": str(project / "home"), "PYTHONPATH": str(project)}
+    return subprocess.Popen(
+        [_STATEVAL, "run", "suite.yaml", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _get(url: str, path: str, **params: Any) -> Any:
+    response = httpx.get(f"{url}{path}", params=params, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def _trace_ids_in_phoenix(url: str, project: str, want: set[str]) -> set[str]:
+    found: set[str] = set()
+    for _ in range(120):  # span ingestion is asynchronous on the server
+        spans = _get(url, f"/v1/projects/{project}/spans", limit=1000)["data"]
+        found = {s["context"]["trace_id"] for s in spans if s["name"] == "stateval.mutate"}
+        if want <= found:
+            break
+        time.sleep(0.5)
+    return found
+
+
+def test_spans_and_uploads_survive_phoenix_dying_mid_run(
+    tmp_path: Path, phoenix: RestartablePhoenix
+) -> None:
+    project = _project(tmp_path, 12)
+    proc = _stateval(project, "--phoenix-url", phoenix.url)
+    journal_root = project / "home"
+    for _ in range(2400):
+        if (journal_root / "runs").exists() and len(Journal.open(journal_root).results) >= 4:
+            break
+        time.sleep(0.05)
+    time.sleep(1.5)  # let the exporter and the uploads take what they can
+    phoenix.kill()
+    (project / "go").touch()
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == EXIT_INFRASTRUCTURE, err
+    assert "Traceback" not in err
+    assert "kept in the journal for --resume" in out
+    assert "--resume" in err
+    journal = Journal.open(journal_root)
+    assert len(journal.results) == 12
+    assert journal.unsent_spans(), "the spans Phoenix missed were not kept"
+
+    phoenix.start()
+    resumed = _stateval(project, "--resume")
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == EXIT_PASS, err
+    assert "Phoenix: 12 of 12 cases delivered" in out
+    journal = Journal.open(journal_root)
+    assert not journal.unsent_spans()
+
+    experiment = journal.ack("experiment")
+    assert experiment is not None
+    runs = _get(phoenix.url, f"/v1/experiments/{experiment['experiment_id']}/runs")["data"]
+    assert len(runs) == 12  # every case once, none twice
+    want = {rec["trace_id"] for rec in journal.results.values()}
+    assert len(want) == 12
+    assert want <= {r["trace_id"] for r in runs}
+    found = _trace_ids_in_phoenix(phoenix.url, experiment["project_name"], want)
+    assert want <= found, f"{len(want - found)} of 12 traces missing"
+
+
+def test_resume_finds_the_experiment_whose_acknowledgement_was_lost(
+    tmp_path: Path, phoenix: RestartablePhoenix
+) -> None:
+    project = _project(tmp_path, 6)
+    (project / "go").touch()
+    first = _stateval(project, "--phoenix-url", phoenix.url)
+    _, err = first.communicate(timeout=600)
+    assert first.returncode == EXIT_PASS, err
+    journal = Journal.open(project / "home")
+    experiment = journal.ack("experiment")
+    assert experiment is not None
+    dataset_id = journal.ack("dataset")["dataset_id"]  # type: ignore[index]
+    # The process died between Phoenix creating the experiment and the journal recording it:
+    # drop that acknowledgement and everything after it.
+    lines = journal.path.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"what":"experiment"' in line)
+    journal.path.write_text("".join(lines[:cut]))
+
+    resumed = _stateval(project, "--resume")
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == EXIT_PASS, err
+    again = Journal.open(project / "home").ack("experiment")
+    assert again is not None
+    assert again["experiment_id"] == experiment["experiment_id"]
+    experiments = _get(phoenix.url, f"/v1/datasets/{dataset_id}/experiments")["data"]
+    assert [e["id"] for e in experiments] == [experiment["experiment_id"]]
+    runs = _get(phoenix.url, f"/v1/experiments/{experiment['experiment_id']}/runs")["data"]
+    assert len(runs) == 6
