@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,6 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import _free_port, _wait_healthy, phoenix_binary
 from stateval.cli._common import EXIT_INFRASTRUCTURE, EXIT_PASS
 from stateval.run import Journal
 
@@ -43,6 +43,31 @@ async def echo(state, input):
 """
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _phoenix_binary() -> str:
+    from stateval.server import phoenix_executable
+
+    return os.environ.get("STATEVAL_TEST_PHOENIX_BIN") or str(phoenix_executable())
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    for _ in range(480):
+        if proc.poll() is not None:
+            raise RuntimeError(f"phoenix exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"phoenix at {url} did not become healthy")
+
+
 class RestartablePhoenix:
     """A Phoenix server on fixed ports and data, that a test can kill and start again."""
 
@@ -62,7 +87,7 @@ class RestartablePhoenix:
         }
         with (self.workdir / "server.log").open("ab") as log:
             self.proc = subprocess.Popen(
-                [phoenix_binary(), "serve"], env=env, stdout=log, stderr=log
+                [_phoenix_binary(), "serve"], env=env, stdout=log, stderr=log
             )
         _wait_healthy(self.url, self.proc, self.workdir / "server.log")
 

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -351,3 +352,57 @@ def test_provisioning_from_pypi_gives_a_working_server(tmp_path: Path) -> None:
 
 
 _VERSION_SCRIPT = "import importlib.metadata as m; print(m.version('arize-phoenix'))"
+
+
+def _listening(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket ``pid`` listens on, from /proc."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found: set[tuple[str, int]] = set()
+    for table, width in (("tcp", 8), ("tcp6", 32)):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state != "0A" or inode not in inodes:  # 0A: LISTEN
+                continue
+            address, port = local.split(":")
+            raw = bytes.fromhex(address)
+            if width == 8:
+                text = ".".join(str(b) for b in reversed(raw))
+            else:  # four little-endian 32-bit words
+                words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
+                text = ":".join(b"".join(words)[i : i + 2].hex() for i in range(0, 16, 2))
+            found.add((text, int(port, 16)))
+    return found
+
+
+@pytest.mark.phoenix
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc (Linux)")
+def test_the_embedded_server_listens_on_loopback_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", _phoenix_bin())
+    server = EmbeddedPhoenix(tmp_path / ".stateval", out=lambda line: None)
+    server.ensure_running()
+    try:
+        record = json.loads(server.state_file.read_text())
+        for _ in range(600):  # the gRPC port opens a moment after /healthz answers
+            sockets = _listening(record["pid"])
+            if {record["port"], record["grpc_port"]} <= {port for _, port in sockets}:
+                break
+            time.sleep(0.2)
+        assert {record["port"], record["grpc_port"]} <= {port for _, port in sockets}, sockets
+        loopback = {
+            "127.0.0.1",
+            "0000:0000:0000:0000:0000:0000:0000:0001",  # ::1
+            "0000:0000:0000:0000:0000:ffff:7f00:0001",  # ::ffff:127.0.0.1
+        }
+        assert {address for address, _ in sockets} <= loopback, sockets
+    finally:
+        server.stop()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -232,7 +233,7 @@ class EmbeddedPhoenix:
             "PHOENIX_PORT": str(port),
             "PHOENIX_GRPC_PORT": str(grpc_port),
         }
-        pid = _spawn_detached([str(executable), "serve"], env, self.log_file)
+        pid = _spawn_detached(_serve_argv(Path(executable)), env, self.log_file)
         url = f"http://{_HOST}:{port}"
         record = _ServerRecord(
             pid=pid,
@@ -295,6 +296,44 @@ class EmbeddedPhoenix:
 
 
 # -- processes, ports and locks ----------------------------------------------------------------
+
+
+def _serve_argv(executable: Path) -> list[str]:
+    """The command that runs ``phoenix serve`` with every port on loopback.
+
+    Phoenix binds its gRPC collector to all interfaces whatever ``PHOENIX_HOST`` says, so the
+    server environment's interpreter runs ``_loopback_serve.py``, which binds it to
+    ``127.0.0.1`` and then runs the ``phoenix`` script. The interpreter is the one the script
+    names (its ``#!`` line, or ``python`` beside it in a virtual environment).
+    """
+    found = shutil.which(str(executable))
+    script = Path(found) if found else executable
+    python = _script_interpreter(script)
+    if python is None:  # not a Python console script (a wrapper): run it as it is
+        return [str(executable), "serve"]
+    launcher = Path(__file__).with_name("_loopback_serve.py")
+    return [str(python), str(launcher), str(script), "serve"]
+
+
+def _script_interpreter(executable: Path) -> Path | None:
+    """The interpreter a console script runs on: its ``#!`` line's, else ``python`` beside it
+    (pip writes a ``/bin/sh`` trampoline instead of ``#!`` for very long paths)."""
+    if not executable.is_absolute():
+        return None
+    try:
+        with executable.open("rb") as handle:
+            first = handle.readline(1024)
+    except OSError:
+        return None
+    if first.startswith(b"#!"):
+        words = first[2:].decode(errors="replace").split()
+        candidate = Path(words[0]) if words else None
+        if candidate is not None and candidate.name.startswith("python") and candidate.is_file():
+            return candidate
+    beside = executable.parent / "python"
+    if first.startswith(b"#!") and beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    return None
 
 
 def _spawn_detached(argv: list[str], env: dict[str, str], log_file: Path) -> int:
@@ -435,7 +474,17 @@ def _port_free(port: int) -> bool:
             sock.bind((_HOST, port))
         except OSError:
             return False
-        return True
+    # A server on [::]:port with IPV6_V6ONLY does not stop the bind above, yet answers
+    # http://localhost:port; a health check would then reach it instead of ours.
+    for family, address in ((socket.AF_INET6, "::1"), (socket.AF_INET, _HOST)):
+        with socket.socket(family) as probe:
+            probe.settimeout(0.5)
+            try:
+                probe.connect((address, port))
+            except OSError:
+                continue
+            return False
+    return True
 
 
 def _free_port() -> int:
