@@ -171,3 +171,100 @@ def test_an_unreachable_phoenix_runs_locally_and_exits_3(project: Path) -> None:
     assert "--resume" in done.stderr
     assert "Phoenix: 0 of 3 cases delivered" in done.stdout
     assert sorted(Journal.open(project / "home").results) == ["a", "b", "c"]
+
+
+def test_validate_calls_no_user_code(project: Path) -> None:
+    (project / "factory_mutator.py").write_text(
+        "from pathlib import Path\n"
+        "def make(**args):\n"
+        "    Path(__file__).with_name('called').touch()\n"
+        "    return lambda state, input: state\n"
+    )
+    (project / "suite.yaml").write_text(
+        _SUITE.replace('"fault_mutator:slow"}', '"factory_mutator:make", args: {x: 1}}')
+    )
+    done = subprocess.run(
+        [_STATEVAL, "validate", "suite.yaml"],
+        cwd=project,
+        env=_env(project),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ok (3 cases" in done.stdout
+    assert not (project / "called").exists()
+    (project / "suite.yaml").write_text(
+        _SUITE.replace('"fault_mutator:slow"}', '"factory_mutator:missing"}')
+    )
+    bad = subprocess.run(
+        [_STATEVAL, "validate", "suite.yaml"],
+        cwd=project,
+        env=_env(project),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == EXIT_USAGE
+    assert "mutator.callable" in bad.stderr
+
+
+_FLAKY = """
+from pathlib import Path
+from stateval import InterpretiveState, ValueConfidence
+
+HERE = Path(__file__).parent
+
+def flaky(state, input):
+    with open(HERE / "calls.log", "a") as log:
+        log.write(input.prompt + "\\n")
+    broken = (HERE / "broken").exists()
+    if input.prompt == "bad" and broken:
+        raise ValueError("this case always fails")
+    if input.prompt == "slow" and broken:
+        raise TimeoutError("the endpoint was slow")
+    out = state.copy()
+    out.set_value("said", ValueConfidence(input.prompt, 1.0))
+    return out
+"""
+
+
+def test_resume_retries_transient_failures_and_retry_errors_the_rest(project: Path) -> None:
+    (project / "flaky_mutator.py").write_text(_FLAKY)
+    (project / "suite.yaml").write_text(
+        'name: flaky\nmutator: {type: python, callable: "flaky_mutator:flaky"}\n'
+        "thresholds: {max_error_rate: 1.0}\ncases:\n  inline:\n"
+        "    - {id: a, input: {prompt: ok}, expected_post_state: {said: ok}}\n"
+        "    - {id: b, input: {prompt: bad}, expected_post_state: {said: bad}}\n"
+        "    - {id: c, input: {prompt: slow}, expected_post_state: {said: slow}}\n"
+    )
+    (project / "broken").touch()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [_STATEVAL, "run", "suite.yaml", "--no-phoenix", *args],
+            cwd=project,
+            env=_env(project),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def calls() -> list[str]:
+        return (project / "calls.log").read_text().split()
+
+    assert run().returncode in (0, 1)
+    assert sorted(calls()) == ["bad", "ok", "slow"]
+    (project / "broken").unlink()
+    resumed = run("--resume")
+    assert "1 failed case(s) to run again" in " ".join(resumed.stderr.split())
+    assert sorted(calls()[3:]) == ["slow"]  # the timeout is retried, the ValueError is not
+    results = Journal.open(project / "home").results
+    assert results["c"]["error"] is None
+    assert results["b"]["error_type"] == "ValueError"
+    again = run("--resume", "--retry-errors")
+    assert again.returncode == 0, again.stderr
+    assert calls()[4:] == ["bad"]
+    assert all(r["error"] is None for r in Journal.open(project / "home").results.values())
+    misuse = run("--retry-errors")
+    assert misuse.returncode == EXIT_USAGE

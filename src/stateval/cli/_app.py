@@ -525,11 +525,16 @@ def validate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
     debug: DebugOption = False,
 ) -> None:
-    """Check a suite, its cases and its mutator without running anything."""
+    """Check a suite, its cases and its mutator without running anything.
+
+    It imports the module of mutator.callable and slots.ref to check the names exist (an
+    import runs that module's top-level code) and calls nothing: mutator.args is checked as
+    data, no mutator or LLM client is built, no server is started, no LLM is called.
+    """
     with errors_to_exit(debug):
         from stateval.suite import load_suite
 
-        suite = load_suite(suite_path)
+        suite = load_suite(suite_path, check_only=True)
         print(f"{suite.path}: ok ({len(suite.cases)} cases, mutator {suite.mutator_description})")
 
 

@@ -223,14 +223,19 @@ def _hash(data: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
+def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool = False) -> Suite:
     """Read and validate a suite, its cases and its slot schema; build its mutator.
 
     String values may use ``${VAR}`` and ``${VAR:-default}`` (see `stateval.suite._env`).
+    Importing the module of ``mutator.callable`` or ``slots.ref`` runs its top-level code, as
+    any Python import does; with ``check_only`` nothing else of the user's runs.
 
     Args:
         path: The suite file (``.yaml``, ``.yml`` or ``.json``).
         load_mutator: Import and build the mutator and the judge (not needed to rescore a run).
+        check_only: Import the mutator's callable to check that it exists, but do not call it
+            with ``mutator.args`` and build no mutator or judge (``stateval validate``); the
+            suite's ``mutator`` is then None.
 
     Raises:
         SuiteProblemsError: One line per problem, naming file, line or case, and field.
@@ -284,7 +289,9 @@ def load_suite(path: str | Path, *, load_mutator: bool = True) -> Suite:
     mutator: Mutator | None = None
     judge: FieldJudge | None = None
     description = _describe_spec(model)
-    if load_mutator:
+    if load_mutator and check_only:
+        _check_mutator(model, base, label, line_locator(text), problems)
+    elif load_mutator:
         mutator = _build_mutator(model, base, label, line_locator(text), problems)
         if mutator is not None:
             description = describe_mutator(mutator)
@@ -540,6 +547,31 @@ def _check_slots(
         problems.append(format_problem(where, line, None, field, f"duplicate slots: {dupes}"))
         return None
     return tuple(slots)
+
+
+def _check_mutator(
+    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
+) -> None:
+    """Check that a Python mutator's callable can be imported; call nothing."""
+    spec = model.mutator
+    if not isinstance(spec, PythonMutatorSpec):
+        return
+    search = [base / spec.path] if spec.path else [base]
+    try:
+        target = load_callable(spec.callable, search_path=search)
+    except StatevalError as exc:
+        problems.append(
+            format_problem(
+                label, locate(("mutator", "callable")), None, "mutator.callable", str(exc)
+            )
+        )
+        return
+    if not callable(target):
+        problems.append(
+            format_problem(
+                label, locate(("mutator", "callable")), None, "mutator.callable", "not callable"
+            )
+        )
 
 
 def _build_mutator(
