@@ -281,3 +281,22 @@ def test_docstring_examples_run() -> None:
     import stateval.compare._comparison
 
     assert doctest.testmod(stateval.compare._comparison).failed == 0
+
+
+def test_integers_past_the_float_range_compare_exactly_under_numeric_tolerance() -> None:
+    # A 400-digit integer used to raise OverflowError in the normaliser and crash the run.
+    policy = MatchPolicy(numeric_tolerance=0.5)
+    big = 10**400
+    same = compare_states(
+        InterpretiveState.from_flat({"n": big}), InterpretiveState.from_flat({"n": big}), policy
+    )
+    assert same.overall_match
+    other = compare_states(
+        InterpretiveState.from_flat({"n": big}),
+        InterpretiveState.from_flat({"n": big + 1}),
+        policy,
+    )
+    assert not other.overall_match
+    assert not compare_states(
+        InterpretiveState.from_flat({"n": 5}), InterpretiveState.from_flat({"n": big}), policy
+    ).overall_match

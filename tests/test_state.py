@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import json
 import math
+import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -213,3 +215,31 @@ def test_round_trip_and_copy_preserve_any_flat_state(
     assert InterpretiveState.from_json(state.to_json()) == state
     assert state.copy() == state
     assert state.to_flat() == values
+
+
+# -- values no file or server could store are refused (issue 11) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda: ValueConfidence("a\ud800", 1.0), "unpaired surrogate"),
+        (lambda: ValueConfidence({"k\udc80": 1}, 1.0), "unpaired surrogate"),
+        (lambda: ValueConfidence(1, 1.0, inference="\ud800"), "unpaired surrogate"),
+        (lambda: InterpretiveState.from_flat({"a\ud800": 1}), "unpaired surrogate"),
+        (lambda: ValueConfidence(1, 10**400), "not a number in [0, 1]"),
+        (lambda: ValueConfidence(_nested(150), 1.0), "nests deeper than 100"),
+        (lambda: InterpretiveState.from_json("[" * 100_000), "nests too deeply"),
+        (lambda: InterpretiveState.from_json("9" * 5000), "does not parse"),
+    ],
+)
+def test_values_no_file_could_store_are_state_errors(make: Any, problem: str) -> None:
+    with pytest.raises(StateError, match=re.escape(problem)):
+        make()
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value

@@ -1,0 +1,79 @@
+"""Suite files within limits (issue 11, defect 8): every hostile document is a problem line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stateval.errors import SuiteProblemsError
+from stateval.suite import load_suite
+
+_HEAD = 'mutator: {type: python, callable: "builtins:print"}\n'
+_CASE = "cases:\n  inline:\n    - {id: c1, input: {prompt: x}, expected_post_state: {n: VALUE}}\n"
+
+
+def _bomb(levels: int = 9, width: int = 10) -> str:
+    lines = ["l0: &l0 [" + ", ".join(["x"] * width) + "]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (_HEAD + _CASE.replace("VALUE", "9" * 5000), "an integer with 5000 digits"),
+        (_HEAD + _CASE.replace("VALUE", '"\\ud800"'), "unpaired surrogate"),
+        (_HEAD + _CASE.replace("VALUE", "!!timestamp 2024-01-01"), "unsupported YAML tag"),
+        (_HEAD + _CASE.replace("VALUE", "!!binary aGk="), "unsupported YAML tag"),
+        (_HEAD + _CASE.replace("VALUE", "[" * 150 + "]" * 150), "nests deeper than 100"),
+        (_HEAD + _CASE.replace("VALUE", "&x [*x]"), "refers to a value that contains it"),
+        (_HEAD + _bomb() + _CASE.replace("VALUE", "1"), "expands to more than 1,000,000"),
+    ],
+)
+def test_a_hostile_suite_is_one_problem_line(tmp_path: Path, text: str, problem: str) -> None:
+    (tmp_path / "suite.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteProblemsError) as caught:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert problem in str(caught.value)
+    assert "suite.yaml:" in str(caught.value)
+
+
+def test_an_unquoted_date_stays_a_string_and_aliases_within_limits_work(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(
+        _HEAD + "x-common: &day 2024-05-01\n" + _CASE.replace("VALUE", "*day"), encoding="utf-8"
+    )
+    with pytest.raises(SuiteProblemsError, match="x-common"):  # unknown key, not a crash
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    (tmp_path / "suite.yaml").write_text(
+        _HEAD + _CASE.replace("VALUE", "2024-05-01"), encoding="utf-8"
+    )
+    suite = load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert suite.cases[0].expected_post_state.best("n").value == "2024-05-01"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            '{"id": "c1", "input": {"prompt": "x"}, "expected_post_state": {"n": '
+            + "9" * 5000
+            + "}}",
+            "Exceeds the limit",
+        ),
+        ('{"id": "c1", "input": {"prompt": "\\ud800"}}', "unpaired surrogate"),
+        ("[" * 100_000, "nests deeper than 100"),
+    ],
+)
+def test_a_hostile_case_line_is_a_problem_naming_its_line(
+    tmp_path: Path, line: str, problem: str
+) -> None:
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "ok", "input": {"prompt": "x"}, "expected_post_state": {"n": 1}}\n' + line + "\n"
+    )
+    (tmp_path / "suite.yaml").write_text(_HEAD + "cases: {file: cases.jsonl}\n")
+    with pytest.raises(SuiteProblemsError) as caught:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    assert "cases.jsonl:2:" in str(caught.value)
+    assert problem in str(caught.value)
