@@ -477,13 +477,13 @@ def _port_free(port: int) -> bool:
     # A server on [::]:port with IPV6_V6ONLY does not stop the bind above, yet answers
     # http://localhost:port; a health check would then reach it instead of ours.
     for family, address in ((socket.AF_INET6, "::1"), (socket.AF_INET, _HOST)):
-        with socket.socket(family) as probe:
-            probe.settimeout(0.5)
-            try:
+        try:
+            with socket.socket(family) as probe:
+                probe.settimeout(0.5)
                 probe.connect((address, port))
-            except OSError:
-                continue
-            return False
+        except OSError:  # refused, or no IPv6 on this machine
+            continue
+        return False
     return True
 
 

@@ -19,6 +19,8 @@ import runpy
 import sys
 from typing import Any
 
+__all__ = ["main"]
+
 _WILDCARDS = ("[::]", "0.0.0.0", "", "*")
 
 
