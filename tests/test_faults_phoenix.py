@@ -197,7 +197,7 @@ def test_spans_and_uploads_survive_phoenix_dying_mid_run(
     want = {rec["trace_id"] for rec in journal.results.values()}
     assert len(want) == 12
     assert want <= {r["trace_id"] for r in runs}
-    found = _trace_ids_in_phoenix(phoenix.url, experiment["project_name"], want)
+    found = _trace_ids_in_phoenix(phoenix.url, journal.header.project or "restart", want)
     assert want <= found, f"{len(want - found)} of 12 traces missing"
 
 
