@@ -97,3 +97,30 @@ def test_unknown_run_names_the_known_ones(tmp_path: Path) -> None:
         Journal.open(tmp_path, "nope")
     with pytest.raises(JournalError, match="no runs under"):
         Journal.open(tmp_path / "empty")
+
+
+def test_grouped_results_are_all_durable_after_flush_and_an_fsync_covers_at_most_the_window(
+    tmp_path: Path,
+) -> None:
+    ids = [f"c{i}" for i in range(200)]
+    journal = Journal.create(tmp_path, _header(case_ids=ids), window=8)
+    pending = [
+        journal.submit_result(c, {"post_state": None, "time_used": i}) for i, c in enumerate(ids)
+    ]
+    journal.flush()
+    assert all(done.done() and done.exception() is None for done in pending)
+    assert journal.fsyncs >= 1 + len(ids) // 8  # the header, then batches of at most 8
+    reopened = Journal.open(tmp_path)
+    assert list(reopened.results) == ids
+    assert reopened.results["c17"]["time_used"] == 17
+    assert reopened.missing == []
+
+
+def test_results_are_read_back_from_the_file_not_kept_in_memory(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header())
+    journal.append_result("b", {"post_state": None, "error": "first", "time_used": 0})
+    journal.append_result("a", {"post_state": None, "error": None, "time_used": 0})
+    journal.path.write_bytes(journal.path.read_bytes().replace(b'"first"', b'"later"'))
+    assert journal.results["b"]["error"] == "later"  # read from disk when asked for
+    assert [case_id for case_id, _ in journal.results.read(["a", "x"])] == ["a", "x"]
+    assert dict(journal.results.read(["x"])) == {"x": None}

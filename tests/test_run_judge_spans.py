@@ -49,7 +49,7 @@ def test_each_judge_call_is_an_llm_span_child_of_its_case_mutation_span(tmp_path
     judge.trace_calls(tracing.tracer)
     journal = start_journal(tmp_path / ".stateval", suite)
     assert suite.mutator is not None
-    scores = asyncio.run(
+    asyncio.run(
         execute(
             suite,
             journal,
@@ -62,7 +62,7 @@ def test_each_judge_call_is_an_llm_span_child_of_its_case_mutation_span(tmp_path
     )
     tracing.shutdown()
     assert llm.calls == 1  # only c1's values differ by rule
-    assert scores["c1"].result.judgements[0].label == "equivalent"
+    assert journal.results["c1"]["judgements"][0]["label"] == "equivalent"
 
     spans = exporter.get_finished_spans()
     mutations = {s.attributes["stateval.case_id"]: s for s in spans if s.name == SPAN_MUTATE}  # type: ignore[index]
@@ -71,7 +71,7 @@ def test_each_judge_call_is_an_llm_span_child_of_its_case_mutation_span(tmp_path
     assert judged.parent is not None
     assert judged.parent.span_id == parent.context.span_id
     assert judged.context.trace_id == parent.context.trace_id
-    assert format(parent.context.trace_id, "032x") == scores["c1"].result.trace_id
+    assert format(parent.context.trace_id, "032x") == journal.results["c1"]["trace_id"]
     attributes = dict(judged.attributes or {})
     assert attributes["openinference.span.kind"] == "LLM"
     assert attributes["llm.model_name"] == llm.model

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from stateval.errors import SuiteProblemsError
+from stateval.errors import SuiteError, SuiteProblemsError
 from stateval.mutators import UPDATES_JSON_SCHEMA
 from stateval.phoenix import FieldJudge
 from stateval.state import InterpretiveState, ValueConfidence
@@ -152,6 +152,7 @@ def test_jsonl_json_and_csv_case_files_load_the_same_cases(tmp_path: Path) -> No
         'b,,p2,,,"{""y"": ""z""}",\n'
     )
     loaded = []
+    hashes = set()
     for name in ("cases.jsonl", "cases.json", "cases.csv"):
         suite_path = _write(
             tmp_path,
@@ -160,8 +161,10 @@ def test_jsonl_json_and_csv_case_files_load_the_same_cases(tmp_path: Path) -> No
         )
         suite = load_suite(suite_path, load_mutator=False)
         loaded.append([c.to_example() for c in suite.cases])
+        hashes.add(suite.cases_hash)
         assert suite.cases[1].input.message_id == "b"
     assert loaded[0] == loaded[1] == loaded[2]
+    assert len(hashes) == 1
     assert loaded[0][0]["input"]["input"] == {
         "prompt": "p1",
         "message_id": "m1",
@@ -665,3 +668,27 @@ def test_published_schema_accepts_the_mutation_section() -> None:
     for bad in ({"operators": "drop_field"}, {"fail_under": 101}, {"unknown": 1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**example, "mutation": bad}, published)
+
+
+def test_jsonl_cases_are_read_from_the_file_when_used_and_found_by_id(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"c{i}", "input": {"prompt": f"p{i}"}, "expected_post_state": {"x": i}}
+        for i in range(10)
+    ]
+    cases_file = tmp_path / "cases.jsonl"
+    cases_file.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    suite = load_suite(
+        _write(
+            tmp_path,
+            'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n',
+        ),
+        load_mutator=False,
+    )
+    assert suite.cases.ids == tuple(r["id"] for r in rows)
+    assert suite.case("c7").input.prompt == "p7"  # type: ignore[union-attr]
+    assert suite.case("nope") is None
+    assert [c.id for c in suite.cases.select({"c9", "c2"})] == ["c2", "c9"]
+    assert suite.cases[-1].expected_post_state.to_flat() == {"x": 9}
+    cases_file.write_text(cases_file.read_text().replace('"c3"', '"other"'))
+    with pytest.raises(SuiteError, match="changed after the suite was loaded"):
+        list(suite.cases)

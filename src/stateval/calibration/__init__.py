@@ -25,6 +25,7 @@ from stateval.calibration._calibration import (
     CalibrationReport,
     CalibrationSample,
     calibrate,
+    calibrate_grouped,
     calibrate_values,
     calibration_samples,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "auroc",
     "brier_score",
     "calibrate",
+    "calibrate_grouped",
     "calibrate_values",
     "calibration_samples",
     "cohen_kappa",

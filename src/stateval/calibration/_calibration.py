@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ __all__ = [
     "CalibrationReport",
     "CalibrationSample",
     "calibrate",
+    "calibrate_grouped",
     "calibrate_values",
     "calibration_samples",
 ]
@@ -243,28 +244,39 @@ def calibrate(
         samples: The values (see `calibration_samples`).
         missing: The path of each expected value the mutator left out (one entry per case).
     """
-    by_path: dict[str, list[CalibrationSample]] = {}
-    pooled = list(samples)
-    for s in pooled:
-        by_path.setdefault(s.path, []).append(s)
+    by_path: dict[str, tuple[list[float], list[bool]]] = {}
+    pooled: tuple[list[float], list[bool]] = ([], [])
+    for s in samples:
+        confidences, correct = by_path.setdefault(s.path, ([], []))
+        confidences.append(s.confidence)
+        correct.append(s.correct)
+        pooled[0].append(s.confidence)
+        pooled[1].append(s.correct)
     n_missing: dict[str, int] = {}
     for path in missing:
         n_missing[path] = n_missing.get(path, 0) + 1
-        by_path.setdefault(path, [])
+    return calibrate_grouped(by_path, n_missing, pooled)
+
+
+def calibrate_grouped(
+    values: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
+    missing: Mapping[str, int],
+    pooled: tuple[Sequence[float], Sequence[bool]],
+) -> CalibrationReport:
+    """`calibrate` of values already grouped: path -> (confidences, correctness) in the order
+    produced, path -> how many expected values the mutator left out, and every value pooled in
+    the order produced (a run collects them case by case in compact arrays, without a sample
+    object per value; the order decides ties in equal-mass bins and triage)."""
+    paths = list(values) + [p for p in missing if p not in values]
     fields = [
         calibrate_values(
             path,
-            [s.confidence for s in values],
-            [s.correct for s in values],
-            n_missing=n_missing.get(path, 0),
+            values[path][0] if path in values else [],
+            values[path][1] if path in values else [],
+            n_missing=missing.get(path, 0),
         )
-        for path, values in by_path.items()
+        for path in paths
     ]
     fields.sort(key=lambda c: (not c.measurable, -(c.ece or 0.0), c.path))
-    overall = calibrate_values(
-        OVERALL,
-        [s.confidence for s in pooled],
-        [s.correct for s in pooled],
-        n_missing=sum(n_missing.values()),
-    )
+    overall = calibrate_values(OVERALL, pooled[0], pooled[1], n_missing=sum(missing.values()))
     return CalibrationReport(overall, tuple(fields))

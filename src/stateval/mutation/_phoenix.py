@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -243,7 +243,7 @@ class _Log:
         name: str,
         description: str,
         metadata: Mapping[str, Any],
-        scores: Sequence[CaseScore],
+        scores: Iterable[CaseScore],
         *,
         split: str | None = None,
     ) -> ExperimentRef:

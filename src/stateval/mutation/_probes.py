@@ -89,7 +89,7 @@ class ProbeContext:
     @classmethod
     def of(cls, suite: Suite) -> ProbeContext:
         """The context of a suite before any run: its scoring and all its cases."""
-        return cls(suite, Scoring.from_suite(suite), suite.cases)
+        return cls(suite, Scoring.from_suite(suite), tuple(suite.cases))
 
 
 Probe: TypeAlias = Callable[[ProbeContext], ProbeResult]

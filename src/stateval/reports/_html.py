@@ -284,7 +284,7 @@ def _agreement(report: AgreementReport | None, experiment_url: str | None) -> st
 
 
 def _failing(summary: RunSummary, max_cases: int) -> str:
-    failing = [s for s in summary.cases if not s.overall_match or s.failed_checks]
+    failing = summary.failing  # the first failing cases, kept by the run's running counts
     if not failing:
         return "<p>Every case matched.</p>"
     rows = []
@@ -295,7 +295,7 @@ def _failing(summary: RunSummary, max_cases: int) -> str:
             wrong = [f"{f.path} {f.status.value}" for f in score.comparison.fields if not f.matched]
             what = ", ".join(wrong + [f"{c.name} failed" for c in score.failed_checks])
         rows.append((score.case_id, what, score.result.trace_id or ""))
-    more = len(failing) - max_cases
+    more = summary.n_failing - min(len(failing), max_cases)
     note = f'<p class="muted">… and {more} more.</p>' if more > 0 else ""
     return _table(("case", "what went wrong", "trace id"), rows) + note
 

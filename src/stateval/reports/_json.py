@@ -1,16 +1,42 @@
-"""The JSON report (``--report-json``)."""
+"""The JSON report (``--report-json``), written one case at a time with orjson.
+
+The cases are streamed from the summary (for a run, read back from its journal and scored
+again, see `stateval.run.JournalScores`), so a report of 100,000 cases is never held in memory
+whole. orjson encodes it about 20 times faster than the standard library (bench_scale.py).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from stateval.run import RunSummary
 
 __all__ = ["write_json_report"]
 
+_INDENT = orjson.OPT_INDENT_2
+
+
+def _encode(value: Any) -> bytes:
+    """``value`` as indented JSON; strings orjson refuses (lone surrogates) are escaped."""
+    try:
+        return orjson.dumps(value, option=_INDENT)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2, ensure_ascii=True).encode()
+
 
 def write_json_report(summary: RunSummary, path: str | Path) -> None:
-    """Write `RunSummary.to_dict` as indented JSON to ``path``."""
-    text = json.dumps(summary.to_dict(), indent=2, ensure_ascii=False)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    """Write `RunSummary.to_dict` as indented JSON to ``path``, one case at a time."""
+    head = _encode(summary.head_dict())
+    with Path(path).open("wb") as handle:
+        handle.write(head[:-2])  # up to the last field, without "\n}"
+        handle.write(b',\n  "cases": [')
+        first = True
+        for score in summary.cases:
+            handle.write(b"\n    " if first else b",\n    ")
+            handle.write(_encode(score.to_dict()).replace(b"\n", b"\n    "))
+            first = False
+        handle.write(b"]\n}\n" if first else b"\n  ]\n}\n")

@@ -1,4 +1,8 @@
-"""The JUnit XML report (``--junit``): one test case per case, failures naming the fields."""
+"""The JUnit XML report (``--junit``): one test case per case, failures naming the fields.
+
+`write_junit_report` writes the cases one at a time (they are streamed from the summary), so a
+report of 100,000 cases is never held in memory whole.
+"""
 
 from __future__ import annotations
 
@@ -25,24 +29,17 @@ def _failure_text(score: CaseScore) -> tuple[str, str]:
     return "; ".join(parts), body
 
 
-def junit_xml(summary: RunSummary) -> ET.Element:
-    """The ``<testsuites>`` element of a run.
-
-    A case whose fields do not all match, or whose checks fail, is a ``<failure>`` naming the
-    wrong fields; a case whose mutator raised is an ``<error>``.
-    """
-    failures = sum(1 for s in summary.cases if s.ok and (not s.overall_match or s.failed_checks))
-    errors = summary.n_errors
-    total_time = sum(s.result.time_used for s in summary.cases)
+def _suite(summary: RunSummary) -> ET.Element:
+    """The ``<testsuites>`` element with its ``<testsuite>`` and properties, no test cases."""
     root = ET.Element("testsuites", name="stateval")
     suite = ET.SubElement(
         root,
         "testsuite",
         name=summary.suite_name,
         tests=str(summary.n_cases),
-        failures=str(failures),
-        errors=str(errors),
-        time=f"{total_time:.3f}",
+        failures=str(summary.n_failing - summary.n_errors),
+        errors=str(summary.n_errors),
+        time=f"{summary.mean_time * summary.n_cases:.3f}",
     )
     props = ET.SubElement(suite, "properties")
     for key, value in (
@@ -52,31 +49,50 @@ def junit_xml(summary: RunSummary) -> ET.Element:
         ("experiment_url", summary.experiment_url or ""),
     ):
         ET.SubElement(props, "property", name=key, value=value)
-    for score in summary.cases:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=summary.suite_name,
-            name=score.case_id,
-            time=f"{score.result.time_used:.3f}",
+    return root
+
+
+def _testcase(suite_name: str, score: CaseScore) -> ET.Element:
+    case = ET.Element(
+        "testcase", classname=suite_name, name=score.case_id, time=f"{score.result.time_used:.3f}"
+    )
+    if not score.ok:
+        error = ET.SubElement(
+            case,
+            "error",
+            type=score.result.error_type or "Error",
+            message=score.result.error or "mutator failed",
         )
-        if not score.ok:
-            error = ET.SubElement(
-                case,
-                "error",
-                type=score.result.error_type or "Error",
-                message=score.result.error or "mutator failed",
-            )
-            error.text = score.result.raw_output or score.result.error or ""
-        elif not score.overall_match or score.failed_checks:
-            message, body = _failure_text(score)
-            failure = ET.SubElement(case, "failure", type="FieldMismatch", message=message)
-            failure.text = body
+        error.text = score.result.raw_output or score.result.error or ""
+    elif not score.overall_match or score.failed_checks:
+        message, body = _failure_text(score)
+        failure = ET.SubElement(case, "failure", type="FieldMismatch", message=message)
+        failure.text = body
+    return case
+
+
+def junit_xml(summary: RunSummary) -> ET.Element:
+    """The ``<testsuites>`` element of a run.
+
+    A case whose fields do not all match, or whose checks fail, is a ``<failure>`` naming the
+    wrong fields; a case whose mutator raised is an ``<error>``.
+    """
+    root = _suite(summary)
+    suite = root[0]
+    for score in summary.cases:
+        suite.append(_testcase(summary.suite_name, score))
     return root
 
 
 def write_junit_report(summary: RunSummary, path: str | Path) -> None:
-    """Write `junit_xml` to ``path``."""
-    tree = ET.ElementTree(junit_xml(summary))
-    ET.indent(tree)
-    tree.write(Path(path), encoding="utf-8", xml_declaration=True)
+    """Write `junit_xml` to ``path``, one test case at a time."""
+    root = _suite(summary)
+    ET.indent(root)
+    head = ET.tostring(root, encoding="unicode").removesuffix("</testsuite>\n</testsuites>")
+    with Path(path).open("w", encoding="utf-8") as handle:
+        handle.write("<?xml version='1.0' encoding='utf-8'?>\n" + head.rstrip())
+        for score in summary.cases:
+            case = _testcase(summary.suite_name, score)
+            ET.indent(case, level=2)
+            handle.write("\n    " + ET.tostring(case, encoding="unicode").rstrip())
+        handle.write("\n  </testsuite>\n</testsuites>\n")

@@ -77,9 +77,9 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
                 f"{_pct(m['value_recall'])} | {_pct(m['value_f1'])} | "
                 f"{_pct(m['joint_goal_accuracy'])} | {_pct(m['slot_accuracy'])} |"
             )
-    failing = [s for s in summary.cases if not s.overall_match or s.failed_checks]
+    failing = summary.failing
     if failing:
-        lines += ["", f"<details><summary>{len(failing)} failing cases</summary>", ""]
+        lines += ["", f"<details><summary>{summary.n_failing} failing cases</summary>", ""]
         for score in failing[:max_cases]:
             if not score.ok:
                 what = f"mutator error ({score.result.error_type}): {score.result.error}"
@@ -89,8 +89,9 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
                 ]
                 what = ", ".join(wrong + [f"`{c.name}` failed" for c in score.failed_checks])
             lines.append(f"- `{_cell(score.case_id)}`: {_cell(what)}")
-        if len(failing) > max_cases:
-            lines.append(f"- ... and {len(failing) - max_cases} more")
+        shown = min(len(failing), max_cases)
+        if summary.n_failing > shown:
+            lines.append(f"- ... and {summary.n_failing - shown} more")
         lines += ["", "</details>"]
     if summary.experiment_url:
         lines += ["", f"[Phoenix experiment]({summary.experiment_url})"]

@@ -71,14 +71,13 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         cases += f" of {summary.n_planned} planned (incomplete: resume with --resume)"
     errors = f", {summary.n_errors} mutator errors" if summary.n_errors else ", no mutator errors"
     console.print(f"{cases}{errors}, {summary.mean_time * 1000:.1f} ms per call")
-    failed = [c for c in summary.cases if c.result.error]
+    failed = [c for c in summary.failing if c.result.error]
     for case in failed[:_SHOWN_ERRORS]:
         line = f"  case {case.case_id}: {case.result.error_type or 'error'}: {case.result.error}"
         console.print(Text(line, style="red"), soft_wrap=True)
-    if len(failed) > _SHOWN_ERRORS:
-        console.print(
-            f"  ... and {len(failed) - _SHOWN_ERRORS} more failed cases (see --report-json)"
-        )
+    shown = min(len(failed), _SHOWN_ERRORS)
+    if summary.n_errors > shown:
+        console.print(f"  ... and {summary.n_errors - shown} more failed cases (see --report-json)")
     headline = Table.grid(padding=(0, 2))
     headline.add_column(style="bold")
     headline.add_column(justify="right")

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
-from stateval.run._runner import (
-    CaseSpan,
-    SpanFactory,
-    UploadSink,
-    execute,
-    journaled_repetitions,
-    journaled_scores,
-)
+from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_repetitions
 from stateval.run._scoring import (
     FieldRow,
     RunSummary,
     Scoring,
     ThresholdResult,
     score_case,
-    summarize,
     threshold_names,
 )
 from stateval.run._session import (
@@ -36,6 +28,7 @@ from stateval.run._session import (
     start_journal,
 )
 from stateval.run._shard import Shard
+from stateval.run._tally import JournalScores, RunTally, journaled_scores, summarize
 from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
 
 __all__ = [
@@ -46,12 +39,14 @@ __all__ = [
     "Evaluation",
     "FieldRow",
     "Journal",
+    "JournalScores",
     "Judgement",
     "OnScored",
     "PhoenixTarget",
     "RunHeader",
     "RunOutcome",
     "RunSummary",
+    "RunTally",
     "Scoring",
     "Shard",
     "SpanFactory",

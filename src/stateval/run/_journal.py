@@ -1,7 +1,7 @@
 """The run journal: every case result and upload acknowledgement, appended as it happens.
 
 A run lives in ``<root>/runs/<run_id>/journal.jsonl`` (``root`` is ``.stateval`` by default).
-Each line is one JSON record, written and ``fsync``'d before the call returns:
+Each line is one JSON record:
 
 - ``{"kind": "header", ...}``: the run (suite, hashes, planned case ids, Phoenix names);
 - ``{"kind": "result", "case_id", ...}``: one case's result (the mutator's post-state or error,
@@ -13,7 +13,16 @@ Each line is one JSON record, written and ``fsync``'d before the call returns:
   (base64 OTLP protobuf), sent again by a resumed run (then acknowledged as ``spans``);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
-A crash can leave a torn last line; opening the journal drops it.
+Writes are grouped: records go to a writer thread that appends whatever is pending, up to
+`WINDOW` records, with one ``write`` and one ``fsync`` (a group commit), so a fast mutator does
+not wait on one ``fsync`` per case. `Journal.submit_result` returns a future that is done once
+its record is durable; `Journal.append_result`, `append_ack` and `flush` block until then. A
+process killed mid-run loses at most the records not yet written, and a resumed run re-runs
+exactly those cases: nothing that reached the file runs twice.
+
+Only case ids and file offsets are kept in memory; a result record is read back from the file
+when asked for (`Journal.results`), so a journal of 100,000 cases stays small. A crash can leave
+a torn last line; opening the journal drops it.
 
 Example:
     >>> import tempfile
@@ -34,6 +43,8 @@ import os
 import secrets
 import threading
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -42,9 +53,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stateval.errors import JournalError, JournalWriteError
 
-__all__ = ["Journal", "RunHeader", "list_runs", "new_run_id"]
+__all__ = ["WINDOW", "Journal", "JournalResults", "RunHeader", "list_runs", "new_run_id"]
 
 JOURNAL_NAME = "journal.jsonl"
+WINDOW = 256
+"""The most records one ``fsync`` covers."""
+_IDLE = 1.0  # seconds the writer thread waits for work before it exits
 
 
 def new_run_id() -> str:
@@ -115,29 +129,187 @@ def _created_at(path: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
+class _GroupWriter:
+    """Appends byte records to one file from a thread of its own, a batch per ``fsync``.
+
+    The thread starts on the first record and exits after `_IDLE` seconds without work. A
+    failed write fails its batch and every later record (the journal is then unusable).
+    """
+
+    def __init__(self, path: Path, size: int, window: int) -> None:
+        self.path = path
+        self.size = size
+        self.window = window
+        self.fsyncs = 0
+        self._cond = threading.Condition()
+        self._pending: list[tuple[bytes, Future[None]]] = []
+        self._last: Future[None] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: JournalError | None = None
+
+    def submit(self, data: bytes) -> tuple[int, Future[None]]:
+        """Queue ``data``; return its offset in the file and a future done once it is durable."""
+        done: Future[None] = Future()
+        with self._cond:
+            if self._error is not None:
+                raise self._error
+            offset = self.size
+            self.size += len(data)
+            self._pending.append((data, done))
+            self._last = done
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"stateval-journal-{self.path.parent.name}", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+        return offset, done
+
+    def flush(self) -> None:
+        """Block until every record submitted so far is durable.
+
+        Raises:
+            JournalError: A write failed.
+        """
+        with self._cond:
+            last = self._last
+        if last is not None:
+            last.result()
+
+    def _take(self) -> list[tuple[bytes, Future[None]]] | None:
+        with self._cond:
+            if not self._pending:
+                self._cond.wait(_IDLE)
+            if not self._pending:
+                self._thread = None
+                return None
+            batch = self._pending[: self.window]
+            del self._pending[: self.window]
+            return batch
+
+    def _run(self) -> None:
+        while (batch := self._take()) is not None:
+            try:
+                _append(self.path, b"".join(data for data, _ in batch))
+            except OSError as exc:
+                error = JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}")
+                with self._cond:
+                    self._error = error
+                    batch += self._pending
+                    self._pending = []
+                    self._thread = None
+                for _, done in batch:
+                    done.set_exception(error)
+                return
+            self.fsyncs += 1
+            for _, done in batch:
+                done.set_result(None)
+
+
+def _append(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _append_whole(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return line.encode()
+    except UnicodeEncodeError:  # an unpaired surrogate got through: \u-escape everything
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode()
+
+
+class JournalResults(Mapping[str, dict[str, Any]]):
+    """Case id -> the latest result record for it, read from the journal file when asked for.
+
+    Iterates case ids in the order their results were recorded; only ids and file offsets are
+    held in memory.
+    """
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self._offsets: dict[str, int] = {}
+
+    def _record(self, case_id: str, offset: int) -> None:
+        self._offsets.pop(case_id, None)
+        self._offsets[case_id] = offset
+
+    def __getitem__(self, case_id: str) -> dict[str, Any]:
+        for _, record in self.read([case_id]):
+            if record is not None:
+                return record
+        raise KeyError(case_id)
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._offsets
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def read(self, case_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+        """``(case_id, record or None)`` for each of ``case_ids``, through one open file.
+
+        Raises:
+            JournalError: The file cannot be read, or a record is not where it was written.
+        """
+        journal = self._journal
+        journal.flush()
+        try:
+            with journal.path.open("rb") as handle:
+                for case_id in case_ids:
+                    offset = self._offsets.get(case_id)
+                    if offset is None:
+                        yield case_id, None
+                        continue
+                    handle.seek(offset)
+                    record = _parse(handle.readline(), journal.path, None)
+                    if record.get("case_id") != case_id:
+                        raise JournalError(f"{journal.path}: changed while the run was open")
+                    yield case_id, record
+        except OSError as exc:
+            raise JournalError(f"cannot read {journal.path}: {exc}") from exc
+
+
+def _parse(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
+    where = f"{path}:{number}" if number is not None else str(path)
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise JournalError(f"{where}: not a JSON record: {exc}") from exc
+    if not isinstance(record, dict):
+        raise JournalError(f"{where}: not a JSON object")
+    return record
+
+
 class Journal:
     """An open run journal (see the module docstring). Appends are thread-safe.
 
     Attributes:
         path: The ``journal.jsonl`` file.
         header: The run.
-        results: Case id -> the latest result record for it (``CaseResult.to_dict`` form); with
-            repetitions, the first repetition's.
-        repeated: (case id, repetition) -> result record, for repetitions 2 and up.
+        results: Case id -> the latest result record for it (``CaseResult.to_dict`` form),
+            read from the file when asked for; with repetitions, the first repetition's.
+        repeated: (case id, repetition) -> result record, for repetitions 2 and up (held in
+            memory: only ``--repeat`` runs have them).
         complete: True once an ``end`` record was written.
     """
 
-    def __init__(self, path: Path, header: RunHeader, records: list[dict[str, Any]]) -> None:
+    def __init__(self, path: Path, header: RunHeader, size: int, window: int = WINDOW) -> None:
         self.path = path
         self.header = header
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results = JournalResults(self)
         self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
         self._acks: dict[tuple[str, str], dict[str, Any]] = {}
         self.complete = False
         self._spans: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        for record in records:
-            self._absorb(record)
+        self._writer = _GroupWriter(path, size, window)
 
     @property
     def run_id(self) -> str:
@@ -149,11 +321,22 @@ class Journal:
         """The run's folder."""
         return self.path.parent
 
+    @property
+    def fsyncs(self) -> int:
+        """How many ``fsync`` calls this process made on the journal."""
+        return self._writer.fsyncs
+
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, root: str | Path, header: RunHeader) -> Journal:
-        """Start a new run's journal under ``root``."""
+    def create(cls, root: str | Path, header: RunHeader, *, window: int = WINDOW) -> Journal:
+        """Start a new run's journal under ``root``.
+
+        Args:
+            root: The stateval folder (``.stateval``).
+            header: The run.
+            window: The most records one ``fsync`` covers.
+        """
         folder = _runs_dir(root) / header.run_id
         try:
             folder.mkdir(parents=True, exist_ok=False)
@@ -161,13 +344,13 @@ class Journal:
             raise JournalWriteError(
                 f"cannot create run folder {folder}: {exc.strerror or exc}"
             ) from exc
-        journal = cls(folder / JOURNAL_NAME, header, [])
-        journal._write({"kind": "header", **header.model_dump(mode="json")})
+        journal = cls(folder / JOURNAL_NAME, header, 0, window)
+        journal._append({"kind": "header", **header.model_dump(mode="json")}).result()
         return journal
 
     @classmethod
-    def open(cls, root: str | Path, run_id: str = "latest") -> Journal:
-        """Open an existing run (``latest`` = the newest).
+    def open(cls, root: str | Path, run_id: str = "latest", *, window: int = WINDOW) -> Journal:
+        """Open an existing run (``latest`` = the newest), reading it in one pass.
 
         Raises:
             JournalError: No such run, or its journal is unreadable.
@@ -181,27 +364,42 @@ class Journal:
         if not path.is_file():
             known = ", ".join(list_runs(root)[-5:]) or "none"
             raise JournalError(f"no run {run_id!r} under {_runs_dir(root)} (latest: {known})")
-        records, good = _read(path)
-        if good < path.stat().st_size:
-            _truncate(path, good)  # drop a torn last line left by a crash mid-write
-        if not records or records[0].get("kind") != "header":
-            raise JournalError(f"{path}: does not start with a run header")
-        header_data = {k: v for k, v in records[0].items() if k != "kind"}
         try:
-            header = RunHeader.model_validate(header_data)
-        except ValidationError as exc:
-            raise JournalError(f"{path}:1: invalid run header: {exc.errors()[0]['msg']}") from exc
-        return cls(path, header, records[1:])
+            with path.open("rb") as handle:
+                return cls._read(path, handle, window)
+        except OSError as exc:
+            raise JournalError(f"cannot read {path}: {exc}") from exc
+
+    @classmethod
+    def _read(cls, path: Path, handle: Any, window: int) -> Journal:
+        journal: Journal | None = None
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                break  # a torn last line left by a crash mid-write
+            if raw.strip():
+                record = _parse(raw, path, number)
+                if journal is None:
+                    journal = cls(path, _header(record, path), 0, window)
+                else:
+                    journal._absorb(record, offset)
+            offset += len(raw)
+        if journal is None:
+            raise JournalError(f"{path}: does not start with a run header")
+        if offset < path.stat().st_size:
+            _truncate(path, offset)
+        journal._writer.size = offset
+        return journal
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _absorb(self, record: dict[str, Any]) -> None:
+    def _absorb(self, record: dict[str, Any], offset: int) -> None:
         kind = record.get("kind")
         if kind == "result":
             case_id = record.get("case_id")
             if not isinstance(case_id, str):
                 raise JournalError(f"{self.path}: a result record has no case_id")
-            self._keep(case_id, record)
+            self._keep(case_id, record, offset)
         elif kind == "ack":
             what = str(record.get("what"))
             key = str(record.get("case_id", ""))
@@ -219,10 +417,10 @@ class Journal:
         """Case id -> acknowledgement, for per-case acknowledgements of kind ``what``."""
         return {key: rec for (kind, key), rec in self._acks.items() if kind == what and key}
 
-    def _keep(self, case_id: str, record: dict[str, Any]) -> None:
+    def _keep(self, case_id: str, record: dict[str, Any], offset: int) -> None:
         repetition = record.get("repetition") or 1
         if repetition == 1:
-            self.results[case_id] = record
+            self.results._record(case_id, offset)
         else:
             self.repeated[(case_id, int(repetition))] = record
 
@@ -253,19 +451,28 @@ class Journal:
 
     # -- writing -------------------------------------------------------------------------------
 
+    def submit_result(self, case_id: str, result: dict[str, Any]) -> Future[None]:
+        """Record a case result without waiting; the future is done once it is durable.
+
+        Raises:
+            JournalError: An earlier write failed.
+        """
+        record = {"kind": "result", **result, "case_id": case_id}
+        offset, done = self._writer.submit(_encode(record))
+        self._keep(case_id, record, offset)
+        return done
+
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:
         """Record a case result (durably, before returning)."""
-        record = {"kind": "result", **result, "case_id": case_id}
-        self._write(record)
-        self._keep(case_id, record)
+        self.submit_result(case_id, result).result()
 
     def append_ack(self, what: str, case_id: str | None = None, **data: Any) -> None:
-        """Record that Phoenix accepted an upload."""
+        """Record that Phoenix accepted an upload (durably, before returning)."""
         record: dict[str, Any] = {"kind": "ack", "what": what}
         if case_id is not None:
             record["case_id"] = case_id
         record.update(data)
-        self._write(record)
+        self._append(record).result()
         self._acks[(what, case_id or "")] = record
 
     def append_spans(self, otlp: bytes, count: int) -> None:
@@ -278,7 +485,7 @@ class Journal:
             "count": count,
             "otlp": base64.b64encode(otlp).decode("ascii"),
         }
-        self._write(record)
+        self._append(record).result()
         with self._lock:
             self._spans.append(record)
 
@@ -294,24 +501,28 @@ class Journal:
     def append_end(self) -> None:
         """Record that every planned case has a result."""
         if not self.complete:
-            self._write({"kind": "end", "at": datetime.now(UTC).isoformat()})
+            self._append({"kind": "end", "at": datetime.now(UTC).isoformat()}).result()
             self.complete = True
 
-    def _write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        try:
-            data = line.encode()
-        except UnicodeEncodeError:  # an unpaired surrogate got through: \u-escape everything
-            data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-        with self._lock:
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    _append_whole(fd, data)
-                finally:
-                    os.close(fd)
-            except OSError as exc:
-                raise JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+    def flush(self) -> None:
+        """Block until every record written so far is durable.
+
+        Raises:
+            JournalError: A write failed.
+        """
+        self._writer.flush()
+
+    def _append(self, record: dict[str, Any]) -> Future[None]:
+        return self._writer.submit(_encode(record))[1]
+
+
+def _header(record: dict[str, Any], path: Path) -> RunHeader:
+    if record.get("kind") != "header":
+        raise JournalError(f"{path}: does not start with a run header")
+    try:
+        return RunHeader.model_validate({k: v for k, v in record.items() if k != "kind"})
+    except ValidationError as exc:
+        raise JournalError(f"{path}:1: invalid run header: {exc.errors()[0]['msg']}") from exc
 
 
 def _append_whole(fd: int, data: bytes) -> None:
@@ -338,24 +549,3 @@ def _truncate(path: Path, size: int) -> None:
             os.fsync(handle.fileno())
     except OSError as exc:
         raise JournalError(f"cannot repair {path}: {exc}") from exc
-
-
-def _read(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The records, and the byte length of the complete (newline-terminated) lines."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise JournalError(f"cannot read {path}: {exc}") from exc
-    good = data.rfind(b"\n") + 1
-    records: list[dict[str, Any]] = []
-    for number, raw in enumerate(data[:good].split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise JournalError(f"{path}:{number}: not a JSON record: {exc}") from exc
-        if not isinstance(record, dict):
-            raise JournalError(f"{path}:{number}: not a JSON object")
-        records.append(record)
-    return records, good

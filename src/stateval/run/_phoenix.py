@@ -20,8 +20,8 @@ from stateval.mutators import LLMMutator, Mutator
 from stateval.run._journal import Journal
 from stateval.run._results import CaseScore
 from stateval.run._runner import CaseSpan, execute
-from stateval.run._scoring import Scoring, summarize
-from stateval.run._session import OnScored, PhoenixTarget, RunOutcome
+from stateval.run._scoring import Scoring
+from stateval.run._session import OnScored, PhoenixTarget, RunOutcome, run_summary
 from stateval.run._writer import PhoenixSink
 from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader
@@ -142,7 +142,7 @@ async def run_with_phoenix(
         sink.start()
         drained = False
         try:
-            scores = await execute(
+            tally = await execute(
                 suite,
                 journal,
                 scoring,
@@ -153,16 +153,7 @@ async def run_with_phoenix(
                 on_case=on_case,
                 judge=suite.judge,
             )
-            planned = list(header.case_ids)
-            wanted = set(planned)
-            summary = summarize(
-                scores.values(),
-                scoring,
-                cases=[c for c in suite.cases if c.id in wanted],
-                suite_name=suite.name,
-                run_id=journal.run_id,
-                experiment_url=sink.experiment_url,
-            )
+            summary = run_summary(suite, journal, tally, sink.experiment_url)
             if on_scored is not None:
                 on_scored(summary, sink.progress if sink.experiment_id is not None else None)
             await sink.finish()
@@ -174,7 +165,7 @@ async def run_with_phoenix(
                 await asyncio.to_thread(tracing.shutdown)
         if sink.ready:
             await sink.record_summary(summary)
-    status = sink.status(planned)
+    status = sink.status(journal.header.case_ids)
     if tracing is not None:
         status = replace(
             status,

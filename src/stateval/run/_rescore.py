@@ -1,6 +1,6 @@
 """A rescored run logged to Phoenix: a new experiment on the run's dataset, with the new scores.
 
-The journaled post-states are scored under the suite as it is now (`rescored_scores`) and go
+The journaled post-states are scored under the suite as it is now (`rescored_tally`) and go
 through the same `PhoenixSink` as a run's: one experiment run per case (the stored output,
 linked to the original trace, so the mutator call still opens from it) with every evaluation of
 the new scoring. Each rescoring is a new experiment, ``<prefix>-rescore-<run_id>-<n>``; its
@@ -11,12 +11,8 @@ from __future__ import annotations
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.run._journal import Journal
-from stateval.run._session import (
-    PhoenixTarget,
-    RunOutcome,
-    rescore_summary,
-    rescored_scores,
-)
+from stateval.run._results import CaseScore
+from stateval.run._session import PhoenixTarget, RunOutcome, rescored_tally, run_summary
 from stateval.run._writer import ExperimentSpec, PhoenixSink
 from stateval.suite import FieldsAs, Suite
 from stateval.upload import PhoenixUploader
@@ -73,7 +69,6 @@ async def rescore_with_phoenix(
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
-    scoring, scores = rescored_scores(suite, journal)
     n = _next_rescore(journal)
     async with PhoenixUploader(
         target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
@@ -90,12 +85,17 @@ async def rescore_with_phoenix(
         except PhoenixUnavailableError as exc:
             sink.error = str(exc)
         sink.start()
-        for case_id, score in scores.items():
-            case = suite.case(case_id)
-            assert case is not None  # rescored_scores only scores the suite's cases
+        scored: list[str] = []
+
+        def submit(score: CaseScore) -> None:
+            case = suite.case(score.case_id)
+            assert case is not None  # rescored_tally only scores the suite's cases
+            scored.append(score.case_id)
             sink.submit(case, score)
+
+        tally = rescored_tally(suite, journal, submit)
         await sink.finish()
-        summary = rescore_summary(suite, journal, scoring, scores, sink.experiment_url)
+        summary = run_summary(suite, journal, tally, sink.experiment_url)
         if sink.ready:
             await sink.record_summary(summary)
-    return RunOutcome(summary, journal, sink.status(list(scores)))
+    return RunOutcome(summary, journal, sink.status(scored))

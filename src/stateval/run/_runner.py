@@ -19,6 +19,7 @@ from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
+from stateval.run._tally import RunTally, journaled_results
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ __all__ = [
     "UploadSink",
     "execute",
     "journaled_repetitions",
-    "journaled_scores",
 ]
 
 
@@ -96,19 +96,6 @@ def journaled_repetitions(
     return out
 
 
-def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[str, CaseScore]:
-    """Scores of every planned case that already has a journaled result (the first repetition's
-    with ``--repeat``)."""
-    out: dict[str, CaseScore] = {}
-    for case_id in journal.header.case_ids:
-        record = journal.results.get(case_id)
-        case = suite.case(case_id)
-        if record is None or case is None:
-            continue
-        out[case_id] = score_case(case, CaseResult.from_dict(record), scoring)
-    return out
-
-
 async def execute(
     suite: Suite,
     journal: Journal,
@@ -120,15 +107,18 @@ async def execute(
     sink: UploadSink | None = None,
     on_case: Callable[[CaseScore], None] | None = None,
     judge: FieldJudge | None = None,
-) -> dict[str, CaseScore]:
-    """Run every planned case the journal has no result for; return every case's score.
+) -> RunTally:
+    """Run every planned case the journal has no result for; count every case's scores.
 
     With ``repetitions`` in the journal's header, each case runs that many times (every result
     journaled and handed to ``sink``); the scores returned are the first repetition's.
 
     Cases already in the journal are scored from it (and handed to ``sink``, which skips what it
     has uploaded before). Each new result is judged where a field's policy asks for the LLM
-    judge, then appended to the journal (verdicts included), then scored.
+    judge, then journaled (verdicts included; the journal groups records per ``fsync``), then
+    scored and counted. Cases are read from the suite one at a time and their scores are not
+    kept: the returned `RunTally` holds counts, and `JournalScores` reads them back. A case
+    reaches ``sink`` only once its result is durable in the journal.
 
     Args:
         suite: The suite (its cases are looked up by the journal's planned ids).
@@ -143,29 +133,36 @@ async def execute(
             are ``judge_error``).
     """
     open_span = span or _no_span
-    scores = journaled_scores(suite, journal, scoring)
-    if sink is not None:
-        for case_id, score in scores.items():
-            case = suite.case(case_id)
-            assert case is not None
+    planned = journal.header.case_ids
+    index = {case_id: i for i, case_id in enumerate(planned)}
+    tally = RunTally(scoring)
+    done = {c for c in planned if c in journal.results}
+    for case, result in journaled_results(suite, journal, done):
+        score = score_case(case, result, scoring)
+        tally.add(case, score, index[case.id])
+        if sink is not None:
             sink.submit(case, score)
+    if sink is not None:
         for (case_id, _), record in journal.repeated.items():
-            case = suite.case(case_id)
-            if case is not None:
-                sink.submit(case, score_case(case, CaseResult.from_dict(record), scoring))
-    todo: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
-    for case_id, repetition in [(c, 1) for c in journal.missing] + journal.missing_repetitions:
-        case = suite.case(case_id)
-        if case is not None:
-            todo.put_nowait((case, repetition))
+            again = suite.case(case_id)
+            if again is not None:
+                sink.submit(again, score_case(again, CaseResult.from_dict(record), scoring))
+    missing = set(journal.missing)
+    repeats = journal.missing_repetitions
+
+    def cases() -> Iterator[tuple[Case, int]]:
+        for case in suite.cases.select(missing):
+            yield case, 1
+        for case_id, repetition in repeats:
+            found = suite.case(case_id)
+            if found is not None:
+                yield found, repetition
+
+    todo = cases()
     evaluator = LLMEvaluator(scoring.policies)
 
     async def worker() -> None:
-        while True:
-            try:
-                case, repetition = todo.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        for case, repetition in todo:  # shared by the workers; next() never awaits
             result, case_span = await _run_case(case, mutator, evaluator, open_span)
             result = replace(result, repetition=repetition)
             reenter = getattr(case_span, "reenter", None)
@@ -174,22 +171,23 @@ async def execute(
                     result = await judge_result(case, result, scoring.policies, judge)
             except Exception as exc:
                 result = _as_case_error(result, "judging", exc)
-            await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
+            durable = journal.submit_result(case.id, result.to_dict())
             try:
                 score = score_case(case, result, scoring)
             except Exception as exc:
                 # A check or metric that cannot take this case's values fails the case only.
                 result = _as_case_error(result, "scoring", exc)
-                await asyncio.to_thread(journal.append_result, case.id, result.to_dict())
+                durable = journal.submit_result(case.id, result.to_dict())
                 score = score_case(case, result, scoring)
             if repetition == 1:
-                scores[case.id] = score
+                tally.add(case, score, index[case.id])
             if sink is not None:
+                await asyncio.wrap_future(durable)
                 sink.submit(case, score)
             if on_case is not None:
                 on_case(score)
 
-    workers = max(1, min(concurrency, todo.qsize()))
+    workers = max(1, min(concurrency, len(missing) + len(repeats)))
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(workers):
@@ -198,9 +196,11 @@ async def execute(
         # What escapes a worker stops the run (a journal that cannot be written, a bug): raise
         # the first error itself, not a group, so the command's error boundary can word it.
         raise _first_error(failed) from None
+    finally:
+        journal.flush()  # what was produced is on disk, also on Ctrl-C
     if not journal.missing and not journal.missing_repetitions:
         await asyncio.to_thread(journal.append_end)
-    return scores
+    return tally
 
 
 async def _run_case(

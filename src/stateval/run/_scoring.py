@@ -6,7 +6,7 @@ rescored under new policies or thresholds without calling the mutator again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -27,7 +27,6 @@ from stateval.compare import (
     lookup,
 )
 from stateval.errors import StatevalError
-from stateval.run._calibration import run_agreement, run_calibration
 from stateval.run._judging import apply_judgements, field_evaluation
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.run._summary_metadata import quality_metadata
@@ -35,13 +34,15 @@ from stateval.state import InterpretiveState
 from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
 __all__ = [
+    "RUN_THRESHOLDS",
     "FieldRow",
     "RunSummary",
     "Scoring",
     "ThresholdResult",
+    "field_minimum",
     "score_case",
-    "summarize",
     "threshold_names",
+    "threshold_results",
 ]
 
 _GLOB = frozenset("*?[")
@@ -60,7 +61,7 @@ _FIELD_FIGURES = (
     "accuracy",
     "mean_score",
 )
-_RUN_THRESHOLDS = (
+RUN_THRESHOLDS = (
     "overall_match_rate",
     "accuracy",
     "joint_goal_accuracy",
@@ -426,13 +427,17 @@ class RunSummary:
         slot_accuracy: With a slot schema: correct (case, slot) pairs over all pairs.
         fields: Per-field rows, worst first.
         thresholds: Every threshold checked.
-        cases: Every case's scores, in suite order.
+        cases: Every case's scores, in suite order (for a run, read back from its journal
+            and scored again each time they are iterated: see `stateval.run.JournalScores`).
         experiment_url: The Phoenix experiment, when uploaded.
         mean_time: Mean seconds per mutator call.
         metrics: Value precision / recall / F1, per-field confusion counts and slices (with
             a slot schema, over its slots only).
         calibration: How well the mutator's confidences predict its values being right.
         agreement: The LLM judge against the cases' human verdicts (None without any).
+        failing: The first failing cases (a field wrong, a check failed or the mutator
+            failed), in suite order, at most ten.
+        n_failing: How many cases failed.
     """
 
     suite_name: str
@@ -447,12 +452,14 @@ class RunSummary:
     slot_accuracy: float | None
     fields: tuple[FieldRow, ...]
     thresholds: tuple[ThresholdResult, ...]
-    cases: tuple[CaseScore, ...]
+    cases: Sequence[CaseScore]
     experiment_url: str | None = None
     mean_time: float = 0.0
     metrics: RunMetrics | None = None
     calibration: CalibrationReport | None = None
     agreement: AgreementReport | None = None
+    failing: tuple[CaseScore, ...] = ()
+    n_failing: int = 0
 
     @property
     def value_precision(self) -> float | None:
@@ -543,7 +550,11 @@ class RunSummary:
         return self.n_cases >= self.n_planned
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (``--report-json``)."""
+        """The JSON report (``--report-json``), every case included."""
+        return {**self.head_dict(), "cases": [c.to_dict() for c in self.cases]}
+
+    def head_dict(self) -> dict[str, Any]:
+        """The JSON report without its ``cases``."""
         return {
             "suite": self.suite_name,
             "run_id": self.run_id,
@@ -568,7 +579,6 @@ class RunSummary:
             "slices": self.slices_dict(),
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
-            "cases": [c.to_dict() for c in self.cases],
         }
 
 
@@ -582,7 +592,8 @@ def _conventions(metrics: RunMetrics | None) -> dict[str, Any]:
     }
 
 
-def _minimum(path: str, minimums: Mapping[str, float]) -> float | None:
+def field_minimum(path: str, minimums: Mapping[str, float]) -> float | None:
+    """The minimum accuracy the thresholds set for ``path`` (exact key, else first glob)."""
     if path in minimums:
         return minimums[path]
     return next(
@@ -590,98 +601,25 @@ def _minimum(path: str, minimums: Mapping[str, float]) -> float | None:
     )
 
 
-def _ratio(num: float, den: float) -> float:
-    return num / den if den else 0.0
-
-
-def summarize(
-    scores: Iterable[CaseScore],
-    scoring: Scoring,
-    *,
-    cases: Sequence[Case],
-    suite_name: str,
-    run_id: str,
-    n_planned: int | None = None,
-    experiment_url: str | None = None,
-) -> RunSummary:
-    """Summarise case scores (in any order) into a `RunSummary` (cases in suite order)."""
-    by_id = {s.case_id: s for s in scores}
-    accumulator = scoring.accumulator()
-    order: list[CaseScore] = []
-    matching = expected = overall = n_errors = 0
-    accuracy_sum = time_sum = 0.0
-    for case in cases:
-        score = by_id.get(case.id)
-        if score is None:
-            continue
-        order.append(score)
-        comparison = score.comparison
-        accumulator.add_case(scoring.case_metrics(comparison, case), case.metadata)
-        matching += len(comparison.matching)
-        expected += comparison.n_expected
-        overall += score.overall_match
-        n_errors += not score.ok
-        accuracy_sum += score.accuracy
-        time_sum += score.result.time_used
-    metrics = accumulator.result()
-    minimums = scoring.thresholds.fields
-    rows = [FieldRow.of(f, _minimum(f.path, minimums)) for f in metrics.worst_fields()]
-    n = len(order)
-    has_slots = scoring.slots is not None
-    jga = metrics.joint_goal_accuracy if has_slots else None
-    slot_acc = metrics.slot_accuracy if has_slots else None
-    summary_values = {
-        "overall_match_rate": _ratio(overall, n),
-        "accuracy": _ratio(matching, expected),
-        "joint_goal_accuracy": jga,
-        "slot_accuracy": slot_acc,
-        "value_precision": metrics.precision,
-        "value_recall": metrics.recall,
-        "value_f1": metrics.f1,
-    }
-    agreement = run_agreement(order, {c.id: c.human for c in cases if c.human})
-    summary_values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
-    thresholds = _thresholds(scoring.thresholds, summary_values, _ratio(n_errors, n), rows)
-    return RunSummary(
-        suite_name=suite_name,
-        run_id=run_id,
-        n_cases=n,
-        n_planned=len(cases) if n_planned is None else n_planned,
-        n_errors=n_errors,
-        overall_match_rate=summary_values["overall_match_rate"] or 0.0,
-        accuracy=summary_values["accuracy"] or 0.0,
-        mean_state_accuracy=_ratio(accuracy_sum, n),
-        joint_goal_accuracy=jga,
-        slot_accuracy=slot_acc,
-        fields=tuple(rows),
-        thresholds=thresholds,
-        cases=tuple(order),
-        experiment_url=experiment_url,
-        mean_time=_ratio(time_sum, n),
-        metrics=metrics,
-        calibration=run_calibration(order),
-        agreement=agreement,
-    )
-
-
 def threshold_names(spec: ThresholdsSpec) -> list[str]:
     r"""The names of the thresholds ``spec`` sets, as a run's `ThresholdResult`\ s carry them
     (``accuracy``, ``error_rate``, ``fields[hotel.*]``...), in the same order."""
-    names = [name for name in _RUN_THRESHOLDS if getattr(spec, name) is not None]
+    names = [name for name in RUN_THRESHOLDS if getattr(spec, name) is not None]
     if spec.max_error_rate is not None:
         names.append("error_rate")
     names.extend(f"fields[{pattern}]" for pattern in spec.fields)
     return names
 
 
-def _thresholds(
+def threshold_results(
     spec: ThresholdsSpec,
     values: Mapping[str, float | None],
     error_rate: float,
     rows: Sequence[FieldRow],
 ) -> tuple[ThresholdResult, ...]:
+    """Every threshold of ``spec`` checked against a run's values and field rows."""
     out: list[ThresholdResult] = []
-    for name in _RUN_THRESHOLDS:
+    for name in RUN_THRESHOLDS:
         limit = getattr(spec, name)
         if limit is None:
             continue

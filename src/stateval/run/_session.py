@@ -12,9 +12,10 @@ from stateval.errors import JournalError, SuiteError
 from stateval.mutators import LLMMutator
 from stateval.run._journal import Journal, RunHeader, list_runs
 from stateval.run._results import CaseScore
-from stateval.run._runner import execute, journaled_scores
-from stateval.run._scoring import RunSummary, Scoring, summarize
+from stateval.run._runner import execute
+from stateval.run._scoring import RunSummary, Scoring, score_case
 from stateval.run._shard import Shard, shard_group
+from stateval.run._tally import JournalScores, RunTally, journaled_results
 from stateval.suite import FieldsAs, Suite
 
 __all__ = [
@@ -26,10 +27,10 @@ __all__ = [
     "close_clients",
     "find_resumable",
     "rescore",
-    "rescore_summary",
     "rescore_to_phoenix",
-    "rescored_scores",
+    "rescored_tally",
     "run_suite",
+    "run_summary",
     "start_journal",
 ]
 
@@ -148,8 +149,7 @@ def start_journal(
     """
     from stateval._version import __version__
 
-    cases = suite.cases if limit is None else suite.cases[:limit]
-    case_ids = [c.id for c in cases]
+    case_ids = list(suite.cases.ids if limit is None else suite.cases.ids[:limit])
     commit = _git_commit(suite.path.resolve().parent)
     header = RunHeader(
         suite_path=str(suite.path.resolve()),
@@ -258,7 +258,7 @@ async def run_suite(
                 on_case=on_case,
                 on_scored=on_scored,
             )
-        scores = await execute(
+        tally = await execute(
             suite,
             journal,
             scoring,
@@ -269,16 +269,24 @@ async def run_suite(
         )
     finally:
         await close_clients(suite)
-    summary = summarize(
-        scores.values(),
-        scoring,
-        cases=[c for c in suite.cases if c.id in set(journal.header.case_ids)],
-        suite_name=suite.name,
-        run_id=journal.run_id,
-    )
+    summary = run_summary(suite, journal, tally)
     if on_scored is not None:
         on_scored(summary, None)
     return RunOutcome(summary, journal)
+
+
+def run_summary(
+    suite: Suite, journal: Journal, tally: RunTally, experiment_url: str | None = None
+) -> RunSummary:
+    """The summary of ``journal``'s run from its running aggregates; its cases are read back
+    from the journal when a report iterates them."""
+    return tally.summary(
+        JournalScores(suite, journal, tally.scoring),
+        suite_name=suite.name,
+        run_id=journal.run_id,
+        n_planned=len(journal.header.case_ids),
+        experiment_url=experiment_url,
+    )
 
 
 async def close_clients(suite: Suite) -> None:
@@ -303,9 +311,9 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
-    scoring, scores = rescored_scores(suite, journal)
+    tally = rescored_tally(suite, journal)
     # no experiment URL: the run's own experiment holds the old scores, not these
-    return rescore_summary(suite, journal, scoring, scores, None)
+    return run_summary(suite, journal, tally, None)
 
 
 async def rescore_to_phoenix(
@@ -325,8 +333,11 @@ async def rescore_to_phoenix(
     return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
 
 
-def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, CaseScore]]:
-    """The scoring of ``suite`` now and the journaled cases' scores under it.
+def rescored_tally(
+    suite: Suite, journal: Journal, on_score: Callable[[CaseScore], None] | None = None
+) -> RunTally:
+    """The journaled cases scored under ``suite`` as it is now, counted (``on_score`` sees
+    each case's scores, in suite order).
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
@@ -339,23 +350,13 @@ def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, 
     if not journal.results:
         raise JournalError(f"run {journal.run_id} has no case results to rescore")
     scoring = Scoring.from_suite(suite)
-    return scoring, journaled_scores(suite, journal, scoring)
-
-
-def rescore_summary(
-    suite: Suite,
-    journal: Journal,
-    scoring: Scoring,
-    scores: dict[str, CaseScore],
-    experiment_url: str | None,
-) -> RunSummary:
-    """The summary of a rescored run."""
-    planned = set(journal.header.case_ids)
-    return summarize(
-        scores.values(),
-        scoring,
-        cases=[c for c in suite.cases if c.id in planned],
-        suite_name=suite.name,
-        run_id=journal.run_id,
-        experiment_url=experiment_url,
-    )
+    tally = RunTally(scoring)
+    planned = journal.header.case_ids
+    index = {case_id: i for i, case_id in enumerate(planned)}
+    done = {c for c in planned if c in journal.results}
+    for case, result in journaled_results(suite, journal, done):
+        score = score_case(case, result, scoring)
+        tally.add(case, score, index[case.id])
+        if on_score is not None:
+            on_score(score)
+    return tally

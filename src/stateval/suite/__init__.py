@@ -28,6 +28,7 @@ from stateval.suite._models import (
 from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError
 from stateval.suite._suite import (
     Case,
+    Cases,
     PhoenixNames,
     Suite,
     SuiteModel,
@@ -39,6 +40,7 @@ __all__ = [
     "Case",
     "CaseInputSpec",
     "CaseSpec",
+    "Cases",
     "CasesSpec",
     "FieldsAs",
     "JudgeSpec",

@@ -14,11 +14,12 @@ import yaml
 from pydantic import ValidationError
 
 from stateval.calibration import HUMAN_LABELS, HumanVerdict
-from stateval.errors import StateError
+from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
 from stateval.suite._documents import DocumentError, parse_json
 from stateval.suite._models import CaseSpec, HumanVerdictSpec
+from stateval.suite._source import CaseHasher, Cases, FileCases, MemoryCases
 
 __all__ = [
     "Case",
@@ -277,9 +278,11 @@ def read_case_file(
     confidence: float,
     problems: list[str],
     ref: CaseFileRef | None = None,
-) -> list[Case]:
+) -> Cases:
     """Read every case of a JSONL, JSON or CSV file, appending one line per problem.
 
+    A JSONL file is read line by line and only its case ids and offsets are kept (`FileCases`
+    reads the cases again when they are used); JSON and CSV cases are held in memory.
     Problems with the file as a whole (it cannot be read, its type is unknown) name the suite's
     ``cases.file`` setting when ``ref`` says where it is; problems inside it name the file.
     """
@@ -290,26 +293,81 @@ def read_case_file(
         return ref.problem(message)
 
     written = label if ref is None else ref.written
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".json", ".csv"):
+        problems.append(whole(f"unknown case file type {written} (use .jsonl, .json or .csv)"))
+        return MemoryCases(())
+    if suffix == ".jsonl":
+        try:
+            return _read_jsonl(path, label, fmt, confidence, problems)
+        except OSError as exc:
+            problems.append(whole(f"cannot read {written}: {exc.strerror or type(exc).__name__}"))
+            return MemoryCases(())
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         problems.append(whole(f"cannot read {written}: {reason}"))
-        return []
+        return MemoryCases(())
     except UnicodeDecodeError as exc:
         problems.append(format_problem(label, None, None, None, f"not UTF-8 text: {exc.reason}"))
-        return []
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        records = _jsonl_records(text, label, problems)
-    elif suffix == ".json":
+        return MemoryCases(())
+    if suffix == ".json":
         records = _json_records(text, label, problems)
-    elif suffix == ".csv":
-        records = _csv_records(text, label, problems)
     else:
-        problems.append(whole(f"unknown case file type {written} (use .jsonl, .json or .csv)"))
-        return []
-    return build_cases(records, label, fmt, confidence, problems)
+        records = _csv_records(text, label, problems)
+    return MemoryCases(build_cases(records, label, fmt, confidence, problems))
+
+
+def _read_jsonl(
+    path: Path, label: str, fmt: StateFormat, confidence: float, problems: list[str]
+) -> Cases:
+    """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
+    ids: list[str] = []
+    offsets: list[int] = []
+    hasher = CaseHasher()
+    seen: dict[str, int | None] = {}
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            try:
+                data = parse_json(raw)
+            except UnicodeDecodeError as exc:
+                problems.append(
+                    format_problem(label, number, None, None, f"not UTF-8 text: {exc.reason}")
+                )
+                continue
+            except DocumentError as exc:
+                problems.append(format_problem(label, number, None, None, exc.message))
+                continue
+            record = _Record(data, number, lambda _loc, n=number: n)  # type: ignore[misc]
+            case = _build_record(record, label, fmt, confidence, problems, seen)
+            if case is not None and not problems:
+                hasher.add(case)
+                ids.append(case.id)
+                offsets.append(start)
+    if problems:
+        return MemoryCases(())
+
+    def read(raw: bytes) -> Case:
+        return _case_from_line(raw, fmt, confidence)
+
+    return FileCases(path, ids, offsets, hasher.hexdigest(), read)
+
+
+def _case_from_line(raw: bytes, fmt: StateFormat, confidence: float) -> Case:
+    """One case from one (already validated) JSONL line."""
+    try:
+        spec = CaseSpec.model_validate(parse_json(raw))
+    except (ValueError, ValidationError, DocumentError) as exc:
+        raise SuiteError(f"not a valid case: {exc}") from exc
+    case, bad = build_case(spec, fmt, confidence)
+    if case is None:
+        raise SuiteError(f"not a valid case: {bad[0][1]}")
+    return case
 
 
 def build_cases(
@@ -319,30 +377,43 @@ def build_cases(
     cases: list[Case] = []
     seen: dict[str, int | None] = {}
     for record in records:
-        case_id = _case_id(record.data)
-        try:
-            spec = CaseSpec.model_validate(record.data)
-        except ValidationError as exc:
-            for error in exc.errors():
-                loc = tuple(error["loc"])
-                problems.append(
-                    format_problem(label, record.locate(loc), case_id, loc, pydantic_message(error))
-                )
-            continue
-        case, bad = build_case(spec, fmt, confidence)
-        for loc, message in bad:
-            problems.append(format_problem(label, record.locate(loc), spec.id, loc, message))
-        if spec.id in seen:
-            first = seen[spec.id]
-            where = f" (first at line {first})" if first else ""
-            problems.append(
-                format_problem(label, record.line, spec.id, "id", f"duplicate case id{where}")
-            )
-            continue
-        seen[spec.id] = record.line
+        case = _build_record(record, label, fmt, confidence, problems, seen)
         if case is not None:
             cases.append(case)
     return cases
+
+
+def _build_record(
+    record: _Record,
+    label: str,
+    fmt: StateFormat,
+    confidence: float,
+    problems: list[str],
+    seen: dict[str, int | None],
+) -> Case | None:
+    """One record as a case (None when it has problems, which are appended)."""
+    case_id = _case_id(record.data)
+    try:
+        spec = CaseSpec.model_validate(record.data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = tuple(error["loc"])
+            problems.append(
+                format_problem(label, record.locate(loc), case_id, loc, pydantic_message(error))
+            )
+        return None
+    case, bad = build_case(spec, fmt, confidence)
+    for loc, message in bad:
+        problems.append(format_problem(label, record.locate(loc), spec.id, loc, message))
+    if spec.id in seen:
+        first = seen[spec.id]
+        where = f" (first at line {first})" if first else ""
+        problems.append(
+            format_problem(label, record.line, spec.id, "id", f"duplicate case id{where}")
+        )
+        return None
+    seen[spec.id] = record.line
+    return case
 
 
 def inline_records(items: Sequence[object], locate: Locate) -> list[_Record]:
@@ -351,20 +422,6 @@ def inline_records(items: Sequence[object], locate: Locate) -> list[_Record]:
         _Record(item, locate((i,)), lambda loc, i=i: locate((i, *loc)))  # type: ignore[misc]
         for i, item in enumerate(items)
     ]
-
-
-def _jsonl_records(text: str, label: str, problems: list[str]) -> list[_Record]:
-    records: list[_Record] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = parse_json(line)
-        except DocumentError as exc:
-            problems.append(format_problem(label, number, None, None, exc.message))
-            continue
-        records.append(_Record(data, number, lambda _loc, n=number: n))  # type: ignore[misc]
-    return records
 
 
 def _json_records(text: str, label: str, problems: list[str]) -> list[_Record]:

@@ -71,12 +71,14 @@ from stateval.suite._models import (
     ThresholdsSpec,
 )
 from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, slot_paths
+from stateval.suite._source import Cases, MemoryCases
 
 if TYPE_CHECKING:
     from stateval.phoenix import FieldJudge
 
 __all__ = [
     "Case",
+    "Cases",
     "PhoenixNames",
     "Suite",
     "SuiteModel",
@@ -107,7 +109,8 @@ class Suite:
         path: The suite file.
         model: The validated file contents.
         name: The suite name (the file stem unless set).
-        cases: Every case, in file order.
+        cases: Every case, in file order (a JSONL case file is read again when they are
+            iterated, not held in memory).
         policies: Field policies by path or glob.
         slots: The slot schema, when set (enables joint goal and slot accuracy).
         checks: Path or glob -> the criteria each such field's value must pass.
@@ -128,7 +131,7 @@ class Suite:
     path: Path
     model: SuiteModel
     name: str
-    cases: tuple[Case, ...]
+    cases: Cases
     policies: FieldPolicies
     slots: tuple[str, ...] | None
     checks: Mapping[str, tuple[Criterion, ...]]
@@ -145,8 +148,8 @@ class Suite:
     metric_options: MetricOptions = field(default_factory=MetricOptions)
 
     def case(self, case_id: str) -> Case | None:
-        """The case with id ``case_id``, or None."""
-        return next((c for c in self.cases if c.id == case_id), None)
+        """The case with id ``case_id``, or None (constant time)."""
+        return self.cases.get(case_id)
 
     def problem(self, loc: tuple[str | int, ...], message: str) -> str:
         """One problem line about the setting at ``loc`` in this suite file, as `load_suite`
@@ -300,13 +303,12 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
     if problems:
         raise SuiteProblemsError(problems)
     name = model.name or path.stem
-    examples = [case.to_example() for case in cases]
-    cases_hash = _hash(examples)
+    cases_hash = cases.hash
     return Suite(
         path=path,
         model=model,
         name=name,
-        cases=tuple(cases),
+        cases=cases,
         policies=policies,
         slots=slots,
         checks=checks,
@@ -445,10 +447,10 @@ def _load_cases(
     base: Path,
     label: str,
     problems: list[str],
-) -> list[Case]:
+) -> Cases:
     """The suite's cases (from its case file or inline), appending one line per problem."""
     if spec is None:
-        return []
+        return MemoryCases(())
     if spec.file is not None:
         case_path = base / spec.file
         ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
@@ -457,7 +459,7 @@ def _load_cases(
         )
     raw_items = data["cases"]["inline"]
     records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
-    return build_cases(records, label, spec.format, spec.confidence, problems)
+    return MemoryCases(build_cases(records, label, spec.format, spec.confidence, problems))
 
 
 def _load_checks(

@@ -1,0 +1,284 @@
+"""A run's summary from running aggregates: each case's scores are counted as they are
+produced and then dropped, so a run of 100,000 cases holds counts, not scores.
+
+`RunTally` counts what the summary reports (per-field statuses, headline rates, slot metrics,
+errors, the first failing cases); `JournalScores` is the second pass that reports needing
+every case (JSON, JUnit) iterate: each planned case's result read back from the journal and
+scored again, one at a time.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+from stateval.calibration import (
+    CalibrationReport,
+    HumanVerdict,
+    calibrate_grouped,
+    calibration_samples,
+)
+from stateval.compare import StateComparison
+from stateval.errors import JournalError
+from stateval.run._calibration import run_agreement
+from stateval.run._journal import Journal
+from stateval.run._results import CaseResult, CaseScore
+from stateval.run._scoring import (
+    FieldRow,
+    RunSummary,
+    Scoring,
+    field_minimum,
+    score_case,
+    threshold_results,
+)
+from stateval.suite import Case, Suite
+
+__all__ = ["JournalScores", "RunTally", "journaled_results", "journaled_scores", "summarize"]
+
+FAILING_KEPT = 10
+"""Failing cases a summary keeps for the terminal and Markdown reports (the first, in plan
+order)."""
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else 0.0
+
+
+@dataclass(slots=True)
+class _Failing:
+    index: int
+    score: CaseScore
+
+
+class RunTally:
+    """Running aggregates of a run's case scores (see the module docstring): the run metrics'
+    `MetricsAccumulator` (per-field confusion counts, slot metrics, value P/R/F1, slices) and
+    the run-level counts.
+
+    Args:
+        scoring: The run's scoring (its slot schema, metric options and thresholds).
+    """
+
+    def __init__(self, scoring: Scoring) -> None:
+        self.scoring = scoring
+        self.metrics = scoring.accumulator()
+        self.n = 0
+        self.n_errors = 0
+        self.n_overall = 0
+        self.n_failing = 0
+        self.matching = 0
+        self.expected = 0
+        self.accuracy_sum = 0.0
+        self.time_sum = 0.0
+        self._failing: list[_Failing] = []
+        self._failing_keys: list[int] = []
+        self._calibration = _CalibrationTally()
+        self._judged: list[CaseScore] = []
+        self._human: dict[str, Mapping[str, HumanVerdict]] = {}
+
+    def add(self, case: Case, score: CaseScore, index: int) -> None:
+        """Count one case's scores; ``index`` is its place in the plan (orders failing cases)."""
+        self.n += 1
+        comparison = score.comparison
+        self.metrics.add_case(self.scoring.case_metrics(comparison, case), case.metadata)
+        self.matching += comparison.counts["matching"]
+        self.expected += comparison.n_expected
+        overall = score.overall_match
+        self.n_overall += overall
+        self.n_errors += not score.ok
+        self.accuracy_sum += score.accuracy
+        self.time_sum += score.result.time_used
+        if not overall or score.failed_checks:
+            self.n_failing += 1
+            self._keep_failing(index, score)
+        if score.ok:
+            self._calibration.add(comparison)
+        if case.human:  # human verdicts on judged fields: few cases, kept whole
+            self._judged.append(score)
+            self._human[case.id] = case.human
+
+    def _keep_failing(self, index: int, score: CaseScore) -> None:
+        if len(self._failing) >= FAILING_KEPT and index > self._failing_keys[-1]:
+            return
+        at = bisect.bisect(self._failing_keys, index)
+        self._failing_keys.insert(at, index)
+        self._failing.insert(at, _Failing(index, score))
+        del self._failing_keys[FAILING_KEPT:], self._failing[FAILING_KEPT:]
+
+    def summary(
+        self,
+        cases: Sequence[CaseScore],
+        *,
+        suite_name: str,
+        run_id: str,
+        n_planned: int,
+        experiment_url: str | None = None,
+    ) -> RunSummary:
+        """The `RunSummary` of what was counted; ``cases`` is what reports iterate."""
+        scoring = self.scoring
+        metrics = self.metrics.result()
+        minimums = scoring.thresholds.fields
+        rows = [FieldRow.of(f, field_minimum(f.path, minimums)) for f in metrics.worst_fields()]
+        n = self.n
+        has_slots = scoring.slots is not None
+        jga = metrics.joint_goal_accuracy if has_slots else None
+        slot_acc = metrics.slot_accuracy if has_slots else None
+        values = {
+            "overall_match_rate": _ratio(self.n_overall, n),
+            "accuracy": _ratio(self.matching, self.expected),
+            "joint_goal_accuracy": jga,
+            "slot_accuracy": slot_acc,
+            "value_precision": metrics.precision,
+            "value_recall": metrics.recall,
+            "value_f1": metrics.f1,
+        }
+        agreement = run_agreement(self._judged, self._human)
+        values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
+        thresholds = threshold_results(scoring.thresholds, values, _ratio(self.n_errors, n), rows)
+        return RunSummary(
+            suite_name=suite_name,
+            run_id=run_id,
+            n_cases=n,
+            n_planned=n_planned,
+            n_errors=self.n_errors,
+            overall_match_rate=values["overall_match_rate"] or 0.0,
+            accuracy=values["accuracy"] or 0.0,
+            mean_state_accuracy=_ratio(self.accuracy_sum, n),
+            joint_goal_accuracy=jga,
+            slot_accuracy=slot_acc,
+            fields=tuple(rows),
+            thresholds=thresholds,
+            cases=cases,
+            experiment_url=experiment_url,
+            mean_time=_ratio(self.time_sum, n),
+            metrics=metrics,
+            calibration=self._calibration.report(),
+            agreement=agreement,
+            failing=tuple(f.score for f in self._failing),
+            n_failing=self.n_failing,
+        )
+
+
+class _CalibrationTally:
+    """The mutator's values for calibration, kept as compact arrays (a confidence and a
+    correctness byte per value), per field and pooled, in the order produced."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[str, tuple[array[float], bytearray]] = {}
+        self._pooled: tuple[array[float], bytearray] = (array("d"), bytearray())
+        self._missing: dict[str, int] = {}
+
+    def add(self, comparison: StateComparison) -> None:
+        by_path, (pooled_conf, pooled_right) = self._by_path, self._pooled
+        for sample in calibration_samples(comparison):
+            kept = by_path.get(sample.path)
+            if kept is None:
+                kept = by_path[sample.path] = (array("d"), bytearray())
+            kept[0].append(sample.confidence)
+            kept[1].append(sample.correct)
+            pooled_conf.append(sample.confidence)
+            pooled_right.append(sample.correct)
+        for path in comparison.missing:
+            self._missing[path] = self._missing.get(path, 0) + 1
+
+    def report(self) -> CalibrationReport:
+        values = {p: (c, [bool(r) for r in right]) for p, (c, right) in self._by_path.items()}
+        pooled = (self._pooled[0], [bool(r) for r in self._pooled[1]])
+        return calibrate_grouped(values, self._missing, pooled)
+
+
+def summarize(
+    scores: Iterable[CaseScore],
+    scoring: Scoring,
+    *,
+    cases: Sequence[Case],
+    suite_name: str,
+    run_id: str,
+    n_planned: int | None = None,
+    experiment_url: str | None = None,
+) -> RunSummary:
+    """Summarise case scores held in memory (in any order) into a `RunSummary` whose cases
+    are in the order of ``cases``."""
+    by_id = {s.case_id: s for s in scores}
+    tally = RunTally(scoring)
+    order: list[CaseScore] = []
+    for case in cases:
+        score = by_id.get(case.id)
+        if score is not None:
+            tally.add(case, score, len(order))
+            order.append(score)
+    return tally.summary(
+        tuple(order),
+        suite_name=suite_name,
+        run_id=run_id,
+        n_planned=len(cases) if n_planned is None else n_planned,
+        experiment_url=experiment_url,
+    )
+
+
+class JournalScores(Sequence[CaseScore]):
+    """Every planned case of a journaled run that has a result, scored again from the journal
+    one at a time, in suite order, each time it is iterated (a second pass: nothing is kept).
+
+    Args:
+        suite: The suite (its cases and expected states).
+        journal: The run.
+        scoring: How to score.
+    """
+
+    def __init__(self, suite: Suite, journal: Journal, scoring: Scoring) -> None:
+        self.suite = suite
+        self.journal = journal
+        self.scoring = scoring
+        self._ids = [c for c in journal.header.case_ids if c in journal.results]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> CaseScore: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[CaseScore]: ...
+
+    def __getitem__(self, index: int | slice) -> CaseScore | Sequence[CaseScore]:
+        if isinstance(index, slice):
+            return [self._score(case_id) for case_id in self._ids[index]]
+        return self._score(self._ids[index])
+
+    def _score(self, case_id: str) -> CaseScore:
+        case = self.suite.case(case_id)
+        if case is None:
+            raise JournalError(f"run {self.journal.run_id}: case {case_id!r} left the suite")
+        result = CaseResult.from_dict(self.journal.results[case_id])
+        return score_case(case, result, self.scoring)
+
+    def __iter__(self) -> Iterator[CaseScore]:
+        for case, result in journaled_results(self.suite, self.journal, set(self._ids)):
+            yield score_case(case, result, self.scoring)
+
+
+def journaled_results(
+    suite: Suite, journal: Journal, case_ids: Collection[str]
+) -> Iterator[tuple[Case, CaseResult]]:
+    """``(case, journaled result)`` of each of ``case_ids`` that has a result, in suite order,
+    read one at a time (the case file and the journal each through one open file)."""
+    current: list[Case] = []
+
+    def ids() -> Iterator[str]:
+        for case in suite.cases.select(case_ids):
+            current[:] = [case]
+            yield case.id
+
+    for _, record in journal.results.read(ids()):
+        if record is not None:
+            yield current[0], CaseResult.from_dict(record)
+
+
+def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[str, CaseScore]:
+    """Scores of every planned case that already has a journaled result (held in memory: for
+    small runs and tests; a run's summary uses `RunTally` and `JournalScores`)."""
+    return {s.case_id: s for s in JournalScores(suite, journal, scoring)}

@@ -1,0 +1,204 @@
+"""A suite's cases as a lazy sequence: JSONL case files are read again when iterated, never
+held in memory whole.
+
+`load_suite` reads a JSONL case file once, line by line, to validate every case and hash them;
+it keeps only each case's id and byte offset. Iterating the cases (or asking for one by id with
+`Cases.get`) reads and builds them again from the file. Inline, JSON and CSV cases are held in
+memory (their files are read whole anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, overload
+
+from stateval.errors import SuiteError
+
+if TYPE_CHECKING:
+    from stateval.suite._cases import Case
+
+__all__ = ["CaseHasher", "Cases", "FileCases", "MemoryCases"]
+
+
+class CaseHasher:
+    """sha256 of the cases' dataset examples as one JSON list (sorted keys, compact), fed one
+    case at a time."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256(b"[")
+        self._first = True
+
+    def add(self, case: Case) -> None:
+        """Add the next case."""
+        text = json.dumps(
+            case.to_example(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        self._sha.update(text.encode() if self._first else b"," + text.encode())
+        self._first = False
+
+    def hexdigest(self) -> str:
+        """The hash of the cases added so far."""
+        sha = self._sha.copy()
+        sha.update(b"]")
+        return sha.hexdigest()
+
+
+class Cases(Sequence["Case"]):
+    """A suite's cases in file order: indexable, iterable, with lookup by id.
+
+    Attributes:
+        ids: Every case id, in file order.
+        hash: sha256 of the cases (changes when any case changes).
+    """
+
+    ids: tuple[str, ...]
+    hash: str
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def get(self, case_id: str) -> Case | None:
+        """The case with id ``case_id``, or None (constant time)."""
+        raise NotImplementedError
+
+    def select(self, case_ids: Collection[str]) -> Iterator[Case]:
+        """The cases whose id is in ``case_ids``, in file order, read one at a time."""
+        return (case for case in self if case.id in case_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Case]: ...
+
+    def __getitem__(self, index: int | slice) -> Case | Sequence[Case]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("case index out of range")
+        return self._at(index)
+
+    def _at(self, index: int) -> Case:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {len(self)} cases>"
+
+
+class MemoryCases(Cases):
+    """Cases held in memory (inline, JSON and CSV case files)."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        self._cases = tuple(cases)
+        self._index = {case.id: case for case in self._cases}
+        self.ids = tuple(self._index)
+        hasher = CaseHasher()
+        for case in self._cases:
+            hasher.add(case)
+        self.hash = hasher.hexdigest()
+
+    def get(self, case_id: str) -> Case | None:
+        """The case with id ``case_id``, or None."""
+        return self._index.get(case_id)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self._cases)
+
+    def _at(self, index: int) -> Case:
+        return self._cases[index]
+
+
+CaseReader = Callable[[bytes], "Case"]
+"""Builds one validated case from one line of its file."""
+
+
+class FileCases(Cases):
+    """Cases of a JSONL file, read again from the file whenever they are used.
+
+    Args:
+        path: The file.
+        ids: The case ids, in file order.
+        offsets: The byte offset of each case's line.
+        hash: sha256 of the cases (see `CaseHasher`).
+        read: Builds a case from its line.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        ids: Sequence[str],
+        offsets: Sequence[int],
+        hash: str,
+        read: CaseReader,
+    ) -> None:
+        self.path = path
+        self.ids = tuple(ids)
+        self.hash = hash
+        self._offsets = list(offsets)
+        self._position = {case_id: i for i, case_id in enumerate(self.ids)}
+        self._read = read
+
+    def _case(self, raw: bytes, position: int) -> Case:
+        try:
+            case = self._read(raw)
+        except (SuiteError, ValueError) as exc:
+            raise self._changed(position) from exc
+        if case.id != self.ids[position]:
+            raise self._changed(position)
+        return case
+
+    def _changed(self, position: int) -> SuiteError:
+        return SuiteError(
+            f"{self.path}: the case file changed after the suite was loaded "
+            f"(case {position + 1}, {self.ids[position]!r}); load the suite again"
+        )
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            with self.path.open("rb") as handle:
+                position = 0
+                for raw in handle:
+                    if raw.strip():
+                        if position >= len(self.ids):
+                            raise self._changed(len(self.ids) - 1)
+                        yield position, raw
+                        position += 1
+        except OSError as exc:
+            raise SuiteError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        if position != len(self.ids):
+            raise self._changed(max(0, position - 1))
+
+    def __iter__(self) -> Iterator[Case]:
+        for position, raw in self._lines():
+            yield self._case(raw, position)
+
+    def select(self, case_ids: Collection[str]) -> Iterator[Case]:
+        """The cases whose id is in ``case_ids``, in file order (other lines are not parsed)."""
+        wanted = sum(1 for case_id in case_ids if case_id in self._position)
+        if not wanted:
+            return
+        for position, raw in self._lines():
+            if self.ids[position] in case_ids:
+                yield self._case(raw, position)
+                wanted -= 1
+                if not wanted:
+                    return
+
+    def get(self, case_id: str) -> Case | None:
+        """The case with id ``case_id``, or None (one seek and one line read)."""
+        position = self._position.get(case_id)
+        return None if position is None else self._at(position)
+
+    def _at(self, index: int) -> Case:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offsets[index])
+                raw = handle.readline()
+        except OSError as exc:
+            raise SuiteError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        return self._case(raw, index)
