@@ -385,7 +385,9 @@ def test_schema_messages_use_the_suite_file_words_not_model_names(tmp_path: Path
     assert _problems(path, load_mutator=False)[0] == "suite.yaml:1: mutator: needs a 'type' key"
     path = _write(tmp_path, "mutator: {type: rust}\ncases: {file: cases.jsonl}\n")
     problem = _problems(path, load_mutator=False)[0]
-    assert problem == "suite.yaml:1: mutator: unknown 'type' 'rust' (expected 'python', 'llm')"
+    assert problem == (
+        "suite.yaml:1: mutator: unknown 'type' 'rust' (expected 'python', 'llm', 'replay')"
+    )
 
 
 def test_a_missing_callable_is_named_once(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from stateval.mutation._verdict import (
     transformed,
     unobserved,
 )
-from stateval.mutators import Mutator, MutatorLike, as_mutator
+from stateval.mutators import Mutator, MutatorLike, as_mutator, bind_case
 from stateval.run import CaseResult, CaseScore, RunSummary, Scoring, score_case, summarize
 from stateval.suite import Case, Suite
 
@@ -218,7 +218,10 @@ class _Mutation:
         async def one(case: Case) -> CaseResult:
             async with gate:
                 context = EvaluationContext(
-                    mutator, case.pre_state, case.expected_post_state, case.input
+                    bind_case(mutator, case.id, case.actual_post_state),
+                    case.pre_state,
+                    case.expected_post_state,
+                    case.input,
                 )
                 r = await evaluator.evaluate(context)
             return CaseResult(

@@ -2,7 +2,8 @@
 
 A mutator is anything with ``async mutate(state, input) -> InterpretiveState`` (`Mutator`).
 `LLMMutator` asks an LLM client (subclass `BaseLLMClient`) for JSON updates; `PythonMutator`
-wraps a plain function; `as_mutator` accepts either; `load_callable` resolves ``module:attr``.
+wraps a plain function; `ReplayMutator` returns outputs recorded before; `as_mutator` accepts
+a mutator or a function; `load_callable` resolves ``module:attr``.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from stateval.mutators._llm import (
 from stateval.mutators._mutator import Mutator, MutatorFunction, MutatorLike, describe_mutator
 from stateval.mutators._openai import LLMCall, OpenAICompatibleClient
 from stateval.mutators._python import PythonMutator, as_mutator, load_callable
+from stateval.mutators._replay import RECORDED_KEY, Predictions, ReplayMutator, bind_case
 from stateval.mutators._updates import UPDATES_JSON_SCHEMA, Update, apply_updates, parse_updates
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_PROMPT_TEMPLATE",
     "PROMPT_PLACEHOLDERS",
+    "RECORDED_KEY",
     "UPDATES_JSON_SCHEMA",
     "BaseLLMClient",
     "LLMCall",
@@ -33,11 +36,14 @@ __all__ = [
     "MutatorFunction",
     "MutatorLike",
     "OpenAICompatibleClient",
+    "Predictions",
     "PythonMutator",
+    "ReplayMutator",
     "StructuredInput",
     "Update",
     "apply_updates",
     "as_mutator",
+    "bind_case",
     "describe_mutator",
     "load_callable",
     "parse_updates",

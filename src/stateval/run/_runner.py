@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
-from stateval.mutators import Mutator
+from stateval.mutators import Mutator, bind_case
 from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
@@ -206,7 +206,8 @@ async def execute(
 async def _run_case(
     case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
 ) -> tuple[CaseResult, CaseSpan]:
-    context = EvaluationContext(mutator, case.pre_state, case.expected_post_state, case.input)
+    bound = bind_case(mutator, case.id, case.actual_post_state)
+    context = EvaluationContext(bound, case.pre_state, case.expected_post_state, case.input)
     started = datetime.now(UTC).isoformat()
     with open_span(case) as span:
         outcome = await evaluator.evaluate(context)

@@ -22,6 +22,7 @@ from stateval.suite._models import (
     PhoenixSpec,
     PythonMutatorSpec,
     RegressionsSpec,
+    ReplayMutatorSpec,
     SlotsFileSpec,
     ThresholdsSpec,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "PhoenixSpec",
     "PythonMutatorSpec",
     "RegressionsSpec",
+    "ReplayMutatorSpec",
     "SlotDef",
     "SlotSchema",
     "SlotSchemaError",

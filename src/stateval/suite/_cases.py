@@ -29,6 +29,7 @@ __all__ = [
     "format_problem",
     "line_locator",
     "read_case_file",
+    "read_state",
 ]
 
 Loc = tuple[str | int, ...]
@@ -42,11 +43,12 @@ _CSV_COLUMNS = (
     "message_id",
     "input_metadata",
     "expected_post_state",
+    "actual_post_state",
     "metadata",
     "human",
 )
 _CSV_JSON_COLUMNS = frozenset(
-    {"pre_state", "input_metadata", "expected_post_state", "metadata", "human"}
+    {"pre_state", "input_metadata", "expected_post_state", "actual_post_state", "metadata", "human"}
 )
 
 
@@ -61,6 +63,8 @@ class Case:
         expected_post_state: The state the mutator should return.
         metadata: Free JSON about the case (sent to Phoenix as the example's metadata).
         human: Human verdicts on LLM-judged fields, by path.
+        actual_post_state: The post-state the system already produced, as written in the case
+            (read by a ``replay`` mutator; None when the case has none).
     """
 
     id: str
@@ -69,6 +73,7 @@ class Case:
     expected_post_state: InterpretiveState
     metadata: Mapping[str, Any] = field(default_factory=dict)
     human: Mapping[str, HumanVerdict] = field(default_factory=dict)
+    actual_post_state: Any = None
 
     def to_example(self) -> dict[str, Any]:
         """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""
@@ -187,7 +192,8 @@ def line_locator(text: str, base: Loc = ()) -> Locate:
     return locate
 
 
-def _state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> InterpretiveState:
+def read_state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> InterpretiveState:
+    """A state as a suite writes it: the candidate form, or flat / nested values."""
     fields = data.get("fields")
     if (
         len(data) == 1
@@ -214,7 +220,7 @@ def build_case(
     states: dict[str, InterpretiveState] = {}
     for name in ("pre_state", "expected_post_state"):
         try:
-            states[name] = _state(getattr(spec, name), fmt, confidence)
+            states[name] = read_state(getattr(spec, name), fmt, confidence)
         except StateError as exc:
             path = getattr(exc, "path", None)
             problems.append(((name, path) if isinstance(path, str) else (name,), str(exc)))
@@ -239,6 +245,7 @@ def build_case(
         states["expected_post_state"],
         dict(spec.metadata),
         {path: _human_verdict(given) for path, given in spec.human.items()},
+        spec.actual_post_state,
     )
     return case, []
 

@@ -21,6 +21,7 @@ __all__ = [
     "PhoenixSpec",
     "PythonMutatorSpec",
     "RegressionsSpec",
+    "ReplayMutatorSpec",
     "SlotsFileSpec",
     "SuiteModel",
     "ThresholdsSpec",
@@ -110,7 +111,22 @@ class JudgeSpec(_ClientSettings):
     temperature: float | None = Field(default=0.0, ge=0, le=2)
 
 
-MutatorSpec = Annotated[PythonMutatorSpec | LLMMutatorSpec, Field(discriminator="type")]
+class ReplayMutatorSpec(_Strict):
+    """Outputs the system already produced, scored instead of calling anything: each case's
+    ``actual_post_state``, or a predictions file joined by case id."""
+
+    type: Literal["replay"]
+    predictions: str | None = Field(
+        default=None,
+        description="A JSONL file (relative to the suite file), one "
+        '{"id": <case id>, "actual_post_state": <state>} per line; without it, each case\'s '
+        "own actual_post_state.",
+    )
+
+
+MutatorSpec = Annotated[
+    PythonMutatorSpec | LLMMutatorSpec | ReplayMutatorSpec, Field(discriminator="type")
+]
 
 
 class CaseInputSpec(_Strict):
@@ -145,6 +161,11 @@ class CaseSpec(_Strict):
     pre_state: dict[str, Any] = Field(default_factory=dict)
     input: CaseInputSpec
     expected_post_state: dict[str, Any]
+    actual_post_state: Any = Field(
+        default=None,
+        description="The post-state the system already produced, for a replay mutator (same "
+        "format as expected_post_state; checked when the case runs).",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
     human: dict[str, HumanLabel | HumanVerdictSpec] = Field(
         default_factory=dict,

@@ -42,7 +42,15 @@ from pydantic import ValidationError
 from stateval.checks import Criterion, parse_criteria
 from stateval.compare import FieldPolicies, MetricOptions
 from stateval.errors import StatevalError, SuiteProblemsError
-from stateval.mutators import Mutator, as_mutator, describe_mutator, load_callable
+from stateval.mutators import (
+    Mutator,
+    Predictions,
+    ReplayMutator,
+    as_mutator,
+    describe_mutator,
+    load_callable,
+)
+from stateval.state import InterpretiveState
 from stateval.suite._cases import (
     Case,
     CaseFileRef,
@@ -53,6 +61,7 @@ from stateval.suite._cases import (
     line_locator,
     pydantic_message,
     read_case_file,
+    read_state,
 )
 from stateval.suite._documents import (
     MAX_DOCUMENT_BYTES,
@@ -66,6 +75,7 @@ from stateval.suite._models import (
     CasesSpec,
     FieldsAs,
     PythonMutatorSpec,
+    ReplayMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
     ThresholdsSpec,
@@ -479,6 +489,8 @@ def _describe_spec(model: SuiteModel) -> str:
     spec = model.mutator
     if isinstance(spec, PythonMutatorSpec):
         return f"python:{spec.callable}"
+    if isinstance(spec, ReplayMutatorSpec):
+        return f"replay:{spec.predictions or 'cases'}"
     return f"llm:{spec.model}"
 
 
@@ -599,4 +611,34 @@ def _build_mutator(
                 format_problem(label, locate(("mutator", "args")), None, field, message)
             )
         return None
+    if isinstance(spec, ReplayMutatorSpec):
+        return _build_replay(spec, model.cases, base, label, locate, problems)
     return build_llm_mutator(spec, label, locate, problems)
+
+
+def _build_replay(
+    spec: ReplayMutatorSpec,
+    cases: CasesSpec,
+    base: Path,
+    label: str,
+    locate: Any,
+    problems: list[str],
+) -> Mutator | None:
+    fmt, confidence = cases.format, cases.confidence
+
+    def parse(data: Mapping[str, Any]) -> InterpretiveState:
+        return read_state(data, fmt, confidence)
+
+    if spec.predictions is None:
+        return ReplayMutator(parse)
+    path = base / spec.predictions
+    try:
+        predictions, bad = Predictions.scan(path)
+    except OSError as exc:
+        message = f"cannot read {spec.predictions}: {exc.strerror or type(exc).__name__}"
+        where = locate(("mutator", "predictions"))
+        problems.append(format_problem(label, where, None, "mutator.predictions", message))
+        return None
+    where = _label(path)
+    problems.extend(format_problem(where, line, None, None, message) for line, message in bad)
+    return ReplayMutator(parse, predictions) if not bad else None
