@@ -40,8 +40,18 @@ JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, J
 _SEGMENT = re.compile(r"[^.\s\x00-\x1f]+")
 
 
+_VALID_PATHS: set[str] = set()
+_VALID_PATHS_KEPT = 100_000
+
+
 def validate_path(path: object) -> str:
-    """Return ``path`` if it is a valid field path, else raise `InvalidPathError`."""
+    """Return ``path`` if it is a valid field path, else raise `InvalidPathError`.
+
+    Valid paths are remembered (up to 100,000), so checking a path seen before is one set
+    lookup.
+    """
+    if path.__class__ is str and path in _VALID_PATHS:
+        return path
     if not isinstance(path, str):
         raise InvalidPathError(path, f"a path is a string, not {type(path).__name__}")
     if not path:
@@ -55,6 +65,9 @@ def validate_path(path: object) -> str:
         if _SURROGATE.search(segment):
             shown = ascii(segment)
             raise InvalidPathError(shown, f"segment {shown} holds an unpaired surrogate")
+    if len(_VALID_PATHS) >= _VALID_PATHS_KEPT:
+        _VALID_PATHS.clear()
+    _VALID_PATHS.add(path)
     return path
 
 
@@ -189,6 +202,73 @@ class ValueConfidence:
             raise InvalidValueError(exc.value, exc.problem, path) from None
 
 
+_new = object.__new__
+_set = object.__setattr__
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _candidate(value: Any, confidence: float, message_id: str | None) -> ValueConfidence:
+    """A `ValueConfidence` of already-checked parts, built without checking them again."""
+    vc: ValueConfidence = _new(ValueConfidence)
+    _set(vc, "value", value)
+    _set(vc, "confidence", confidence)
+    _set(vc, "inference", None)
+    _set(vc, "message_id", message_id)
+    return vc
+
+
+class FlatValues:
+    """The compact form of a state built from flat values: one candidate per path, every one
+    with the same confidence and message id (see `InterpretiveState.from_flat`). Read-only by
+    convention: nothing changes it after it is made.
+
+    Attributes:
+        values: Path -> value.
+        confidence: The confidence of every value.
+        message_id: The message id of every value.
+        all_strings: True when every value is a string.
+    """
+
+    __slots__ = ("all_strings", "confidence", "message_id", "values")
+
+    def __init__(
+        self,
+        values: dict[str, Any],
+        confidence: float,
+        message_id: str | None,
+        all_strings: bool = False,
+    ) -> None:
+        self.values = values
+        self.confidence = confidence
+        self.message_id = message_id
+        self.all_strings = all_strings
+
+
+_STR = {str}
+
+
+def _surrogate_in(values: Mapping[str, Any], kinds: set[type]) -> bool:
+    """Whether a string value holds an unpaired surrogate (one scan of them all)."""
+    strings = values.values() if kinds == _STR else (v for v in values.values() if type(v) is str)
+    return _SURROGATE.search("".join(strings)) is not None
+
+
+def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every path and value checked (tuples become lists)."""
+    kept: dict[str, Any] = {}
+    for path, value in values.items():
+        validate_path(path)
+        if value.__class__ not in _PLAIN:
+            if isinstance(value, tuple):
+                value = list(value)
+            try:
+                check_json_value(value)
+            except InvalidValueError as exc:
+                raise InvalidValueError(exc.value, exc.problem, path) from None
+        kept[path] = value
+    return kept
+
+
 def _at(path: str | None) -> str:
     return f" at {path!r}" if path else ""
 
@@ -197,50 +277,91 @@ def _at(path: str | None) -> str:
 class InterpretiveState:
     """Field paths mapped to their candidates, in the order added.
 
-    Equality compares every candidate of every path (order of paths does not matter).
+    Equality compares every candidate of every path (order of paths does not matter). A state
+    built with `from_flat` keeps its values in a compact form (`FlatValues`) until a candidate
+    is read or changed, so building and comparing many flat states makes no per-field objects.
     """
 
     _fields: dict[str, list[ValueConfidence]] = field(default_factory=dict)
+    _flat: FlatValues | None = field(default=None, repr=False, compare=False)
+
+    def _expand(self) -> dict[str, list[ValueConfidence]]:
+        """The candidates by path (the compact form turned into candidates first)."""
+        flat = self._flat
+        if flat is not None:
+            conf, mid = flat.confidence, flat.message_id
+            self._fields = {p: [_candidate(v, conf, mid)] for p, v in flat.values.items()}
+            self._flat = None
+        return self._fields
+
+    @property
+    def flat_values(self) -> FlatValues | None:
+        """The compact form, while the state is still in it (None once expanded)."""
+        return self._flat
 
     def add_value(self, path: str, value: ValueConfidence) -> None:
         """Append a candidate to ``path`` (creating the field)."""
         validate_path(path)
         if not isinstance(value, ValueConfidence):
             raise InvalidValueError(value, "add_value takes a ValueConfidence", path)
-        self._fields.setdefault(path, []).append(value)
+        self._expand().setdefault(path, []).append(value)
 
     def set_value(self, path: str, value: ValueConfidence) -> None:
         """Replace every candidate of ``path`` with ``value``."""
         validate_path(path)
         if not isinstance(value, ValueConfidence):
             raise InvalidValueError(value, "set_value takes a ValueConfidence", path)
-        self._fields[path] = [value]
+        self._expand()[path] = [value]
 
     def remove(self, path: str) -> None:
         """Remove the field ``path`` and all its candidates (a no-op when absent)."""
-        self._fields.pop(path, None)
+        self._expand().pop(path, None)
 
     def best(self, path: str) -> ValueConfidence | None:
         """The candidate with the highest confidence (the first added on a tie), or None."""
-        candidates = self._fields.get(path)
+        candidates = self._expand().get(path)
         if not candidates:
             return None
+        if len(candidates) == 1:
+            return candidates[0]
         return max(candidates, key=lambda vc: vc.confidence)
+
+    def best_candidates(self) -> dict[str, ValueConfidence]:
+        """Path -> its best candidate (see `best`), for every field, in path order."""
+        out: dict[str, ValueConfidence] = {}
+        for path, candidates in self._expand().items():
+            if len(candidates) == 1:
+                out[path] = candidates[0]
+            elif candidates:
+                out[path] = max(candidates, key=lambda vc: vc.confidence)
+        return out
 
     def candidates(self, path: str) -> list[ValueConfidence]:
         """Every candidate of ``path``, in the order added (a copy)."""
-        return list(self._fields.get(path, ()))
+        return list(self._expand().get(path, ()))
 
     def paths(self) -> list[str]:
         """Paths that hold candidates, in the order first added."""
+        flat = self._flat
+        if flat is not None:
+            return list(flat.values)
         return [p for p, c in self._fields.items() if c]
 
     def copy(self) -> InterpretiveState:
         """An independent copy (candidates are immutable, so the lists are what is copied)."""
+        flat = self._flat
+        if flat is not None:
+            copied = FlatValues(
+                dict(flat.values), flat.confidence, flat.message_id, flat.all_strings
+            )
+            return InterpretiveState({}, copied)
         return InterpretiveState({p: list(c) for p, c in self._fields.items() if c})
 
     def to_flat(self) -> dict[str, Any]:
         """``{path: best value}`` for every field."""
+        flat = self._flat
+        if flat is not None:
+            return dict(flat.values)
         out: dict[str, Any] = {}
         for path in self.paths():
             best = self.best(path)
@@ -250,7 +371,7 @@ class InterpretiveState:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``{"fields": {path: [candidate, ...]}}``."""
-        return {"fields": {p: [vc.to_dict() for vc in c] for p, c in self._fields.items() if c}}
+        return {"fields": {p: [vc.to_dict() for vc in c] for p, c in self._expand().items() if c}}
 
     def to_json(self, **kwargs: Any) -> str:
         """`to_dict` as a JSON string."""
@@ -289,17 +410,32 @@ class InterpretiveState:
         message_id: str | None = None,
     ) -> InterpretiveState:
         """One candidate per path from ``{path: value}``, each with ``confidence``."""
-        state = cls()
-        for path, value in values.items():
-            validate_path(path)
+        if not values:
+            return cls()
+        first = next(iter(values))
+        if confidence.__class__ is float and 0.0 <= confidence <= 1.0:
+            conf = confidence
+        else:
             try:
-                vc = ValueConfidence(value, confidence, message_id=message_id)
+                conf = _check_confidence(confidence)
             except InvalidConfidenceError as exc:
-                raise InvalidConfidenceError(exc.confidence, path) from None
-            except InvalidValueError as exc:
-                raise InvalidValueError(exc.value, exc.problem, path) from None
-            state.add_value(path, vc)
-        return state
+                validate_path(first)
+                raise InvalidConfidenceError(exc.confidence, first) from None
+        if message_id is not None and not isinstance(message_id, str):
+            validate_path(first)
+            problem = "message_id must be a string or None"
+            raise InvalidValueError(message_id, problem, first)
+        kinds = set(map(type, values.values()))
+        if (
+            kinds <= _PLAIN
+            and _VALID_PATHS.issuperset(values)
+            and not (str in kinds and _surrogate_in(values, kinds))
+        ):
+            kept = dict(values)  # every path seen before, every value a plain JSON scalar
+        else:
+            kept = _checked(values)
+            kinds = set(map(type, kept.values()))
+        return cls({}, FlatValues(kept, conf, message_id, kinds == _STR))
 
     @classmethod
     def from_nested(
@@ -330,12 +466,15 @@ class InterpretiveState:
     def with_message_id(self, message_id: str) -> InterpretiveState:
         """A copy where every candidate without a message id gets ``message_id``."""
         out = InterpretiveState()
-        for path, candidates in self._fields.items():
+        for path, candidates in self._expand().items():
             for vc in candidates:
                 out.add_value(path, vc if vc.message_id else replace(vc, message_id=message_id))
         return out
 
     def __contains__(self, path: object) -> bool:
+        flat = self._flat
+        if flat is not None:
+            return path in flat.values
         return isinstance(path, str) and bool(self._fields.get(path))
 
     def __iter__(self) -> Iterator[str]:
@@ -347,9 +486,12 @@ class InterpretiveState:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InterpretiveState):
             return NotImplemented
-        mine = {p: c for p, c in self._fields.items() if c}
-        theirs = {p: c for p, c in other._fields.items() if c}
-        return mine == theirs
+        mine, theirs = self._flat, other._flat
+        if mine is not None and theirs is not None and mine.confidence == theirs.confidence:
+            return mine.message_id == theirs.message_id and mine.values == theirs.values
+        ours = {p: c for p, c in self._expand().items() if c}
+        others = {p: c for p, c in other._expand().items() if c}
+        return ours == others
 
     def __repr__(self) -> str:
         return f"InterpretiveState({self.to_flat()!r})"

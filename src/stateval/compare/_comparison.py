@@ -29,14 +29,29 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from enum import StrEnum
+from functools import partial
+from operator import eq
 from typing import Any
 
 from stateval.compare._match import match_confidence, match_values
-from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.compare._normalize import json_equal
+from stateval.compare._policy import (
+    IGNORED as _IGNORED,
+)
+from stateval.compare._policy import (
+    STRICT as _STRICT,
+)
+from stateval.compare._policy import (
+    STRICT_VALUE as _STRICT_VALUE,
+)
+from stateval.compare._policy import (
+    FieldPolicies,
+    MatchPolicy,
+)
 from stateval.errors import ComparisonError
 from stateval.state import InterpretiveState, ValueConfidence
 
@@ -70,8 +85,8 @@ class FieldComparison:
         status: Matching, mismatched, missing or extra.
         expected: The expected state's best candidate (None when extra).
         actual: The actual state's best candidate (None when missing).
-        explanation: One human-readable line, e.g.
-            ``expected 'centre' (0.9), got 'center' (0.9): value differs``.
+        verdict: Why, after the candidates: ``match``, ``value differs (fuzzy 0.62 < 0.8)``,
+            ``missing``...
         similarity: The fuzzy ratio in [0, 1] when a fuzzy policy compared the values.
         value_matched: Whether the values matched (None unless both sides are present).
         confidence_matched: Whether the confidences matched (None unless both are present).
@@ -82,11 +97,22 @@ class FieldComparison:
     status: FieldStatus
     expected: ValueConfidence | None
     actual: ValueConfidence | None
-    explanation: str
+    verdict: str
     similarity: float | None = None
     value_matched: bool | None = None
     confidence_matched: bool | None = None
     policy: MatchPolicy | None = dataclass_field(default=None, repr=False)
+    _explanation: str | None = dataclass_field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def explanation(self) -> str:
+        """One human-readable line, e.g.
+        ``expected 'centre' (0.9), got 'center' (0.9): value differs`` (made when first read)."""
+        text = self._explanation
+        if text is None:
+            text = f"{_head(self.expected, self.actual)}: {self.verdict}"
+            object.__setattr__(self, "_explanation", text)
+        return text
 
     @property
     def matched(self) -> bool:
@@ -132,75 +158,181 @@ class FieldComparison:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+Decide = Callable[[], tuple[Sequence[str], Sequence[FieldStatus], Callable[[int], FieldComparison]]]
+"""Decides a deferred comparison: its paths, their statuses, and a maker of each field's
+`FieldComparison`."""
+
+_MATCHING = FieldStatus.MATCHING
+_MISMATCHED = FieldStatus.MISMATCHED
+_MISSING = FieldStatus.MISSING
+_EXTRA = FieldStatus.EXTRA
+
+
 class StateComparison:
     """Every field's comparison: expected paths in expected order, then extra paths in actual
-    order."""
+    order.
 
-    fields: tuple[FieldComparison, ...]
-    _index: dict[str, FieldComparison] = dataclass_field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    `compare_states` counts the statuses at once (with set operations when both states are
+    flat strings under a strict policy) and decides each field's status, and makes its
+    `FieldComparison` (candidates, explanation), only when something reads them; the counts
+    and scores of many comparisons cost no per-field objects.
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fields", tuple(self.fields))
-        self._index.update((f.path, f) for f in self.fields)
+    Args:
+        fields: The field comparisons, in order.
+    """
+
+    __slots__ = ("_built", "_counts", "_decide", "_index", "_make", "_paths", "_statuses")
+
+    def __init__(self, fields: Iterable[FieldComparison] = ()) -> None:
+        built = tuple(fields)
+        self._built: list[FieldComparison | None] = list(built)
+        self._paths: tuple[str, ...] = tuple(f.path for f in built)
+        self._statuses: tuple[FieldStatus, ...] = tuple(f.status for f in built)
+        self._make: Callable[[int], FieldComparison] | None = None
+        self._decide: Decide | None = None
+        self._counts: tuple[int, int, int, int] | None = None
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def deferred(
+        cls,
+        decide: Decide,
+        counts: tuple[int, int, int, int] | None = None,
+    ) -> StateComparison:
+        """A comparison decided when first read.
+
+        Args:
+            decide: Returns the compared paths, their statuses, and a function making the
+                ``i``-th path's `FieldComparison` (its status must be the ``i``-th status).
+            counts: ``(matching, mismatched, missing, extra)`` when already known; the
+                counts, `accuracy_score` and `overall_match` then need no decision.
+        """
+        self = cls.__new__(cls)
+        self._paths = self._statuses = ()
+        self._built = []
+        self._make = None
+        self._decide = decide
+        self._counts = counts
+        self._index = None
+        return self
+
+    def _decided(self) -> tuple[tuple[str, ...], tuple[FieldStatus, ...]]:
+        decide = self._decide
+        if decide is not None:
+            paths, statuses, make = decide()
+            self._paths, self._statuses = tuple(paths), tuple(statuses)
+            self._built = [None] * len(self._paths)
+            self._make = make
+            self._decide = None
+        return self._paths, self._statuses
+
+    def _at(self, i: int) -> FieldComparison:
+        built = self._built[i]
+        if built is None:
+            assert self._make is not None
+            built = self._built[i] = self._make(i)
+        return built
+
+    @property
+    def fields(self) -> tuple[FieldComparison, ...]:
+        """Every field's comparison, in order."""
+        paths, _ = self._decided()
+        return tuple(self._at(i) for i in range(len(paths)))
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The compared paths, in order."""
+        return self._decided()[0]
+
+    @property
+    def statuses(self) -> tuple[FieldStatus, ...]:
+        """Each compared path's status, in the order of `paths`."""
+        return self._decided()[1]
+
+    def status(self, path: str) -> FieldStatus | None:
+        """The status of ``path``, or None when it was not compared."""
+        i = self._position(path)
+        return None if i is None else self._statuses[i]
+
+    def _position(self, path: str) -> int | None:
+        index = self._index
+        if index is None:
+            paths, _ = self._decided()
+            index = self._index = {p: i for i, p in enumerate(paths)}
+        return index.get(path)
 
     def field(self, path: str) -> FieldComparison | None:
         """The comparison of ``path``, or None when it was not compared."""
-        return self._index.get(path)
+        i = self._position(path)
+        return None if i is None else self._at(i)
 
-    def _paths(self, status: FieldStatus) -> tuple[str, ...]:
-        return tuple(f.path for f in self.fields if f.status is status)
+    def _with(self, status: FieldStatus) -> tuple[str, ...]:
+        paths, statuses = self._decided()
+        return tuple(p for p, s in zip(paths, statuses, strict=True) if s is status)
 
     @property
     def matching(self) -> tuple[str, ...]:
         """Paths whose status is matching."""
-        return self._paths(FieldStatus.MATCHING)
+        return self._with(_MATCHING)
 
     @property
     def mismatched(self) -> tuple[str, ...]:
         """Paths whose status is mismatched."""
-        return self._paths(FieldStatus.MISMATCHED)
+        return self._with(_MISMATCHED)
 
     @property
     def missing(self) -> tuple[str, ...]:
         """Paths only the expected state holds."""
-        return self._paths(FieldStatus.MISSING)
+        return self._with(_MISSING)
 
     @property
     def extra(self) -> tuple[str, ...]:
         """Paths only the actual state holds."""
-        return self._paths(FieldStatus.EXTRA)
+        return self._with(_EXTRA)
+
+    def _count(self) -> tuple[int, int, int, int]:
+        counts = self._counts
+        if counts is None:
+            statuses = self._decided()[1]
+            counts = self._counts = (
+                statuses.count(_MATCHING),
+                statuses.count(_MISMATCHED),
+                statuses.count(_MISSING),
+                statuses.count(_EXTRA),
+            )
+        return counts
 
     @property
     def counts(self) -> dict[str, int]:
         """``{"matching": n, "mismatched": n, "missing": n, "extra": n}``."""
-        out = {status.value: 0 for status in FieldStatus}
-        for f in self.fields:
-            out[f.status.value] += 1
-        return out
+        return dict(zip(("matching", "mismatched", "missing", "extra"), self._count(), strict=True))
 
     @property
     def n_expected(self) -> int:
         """Number of expected fields compared (the denominator of `accuracy_score`)."""
-        return sum(1 for f in self.fields if f.status is not FieldStatus.EXTRA)
+        matching, mismatched, missing, _ = self._count()
+        return matching + mismatched + missing
 
     @property
     def overall_match(self) -> bool:
         """True when no field is mismatched, missing or extra."""
-        return all(f.matched for f in self.fields)
+        _, mismatched, missing, extra = self._count()
+        return not (mismatched or missing or extra)
 
     @property
     def accuracy_score(self) -> float:
         """matching / (matching + mismatched + missing); 0.0 when there are no expected fields."""
-        n = self.n_expected
-        return sum(1 for f in self.fields if f.matched) / n if n else 0.0
+        matching, mismatched, missing, _ = self._count()
+        n = matching + mismatched + missing
+        return matching / n if n else 0.0
 
     @property
     def judge_requests(self) -> tuple[FieldComparison, ...]:
         """Fields whose values differ and whose policy asks for an LLM judge."""
-        return tuple(f for f in self.fields if f.wants_judge)
+        statuses = self._decided()[1]
+        return tuple(
+            f for i, s in enumerate(statuses) if s is _MISMATCHED and (f := self._at(i)).wants_judge
+        )
 
     def with_judgement(
         self, path: str, *, matched: bool, explanation: str | None = None
@@ -223,16 +355,15 @@ class StateComparison:
         verdict = "judge accepts the value" if matched else "judge rejects the value"
         if matched and not ok:
             verdict += " but confidence differs"
-        line = f"{_head(current.expected, current.actual)}: {verdict}"
         if explanation:
-            line += f" ({explanation})"
+            verdict += f" ({explanation})"
         judged = replace(
             current,
             status=FieldStatus.MATCHING if ok else FieldStatus.MISMATCHED,
             value_matched=matched,
-            explanation=line,
+            verdict=verdict,
         )
-        return StateComparison(tuple(judged if f.path == path else f for f in self.fields))
+        return StateComparison(judged if f.path == path else f for f in self.fields)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form for reports."""
@@ -242,6 +373,16 @@ class StateComparison:
             "counts": self.counts,
             "fields": [f.to_dict() for f in self.fields],
         }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateComparison):
+            return NotImplemented
+        return self.statuses == other.statuses and self.fields == other.fields
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StateComparison(fields={self.fields!r})"
 
 
 def _show(vc: ValueConfidence) -> str:
@@ -268,14 +409,13 @@ def compare_field(
     Raises:
         ComparisonError: Both candidates are None.
     """
-    head = _head(expected, actual)
     recorded = None if policy is None or policy == _SEED_RULE else policy
     if expected is None and actual is None:
         raise ComparisonError(f"{path!r} is in neither state; nothing to compare")
     if actual is None:
-        return FieldComparison(path, FieldStatus.MISSING, expected, None, f"{head}: missing")
+        return FieldComparison(path, FieldStatus.MISSING, expected, None, "missing")
     if expected is None:
-        return FieldComparison(path, FieldStatus.EXTRA, None, actual, f"{head}: extra")
+        return FieldComparison(path, FieldStatus.EXTRA, None, actual, "extra")
     policy = _SEED_RULE if policy is None else policy
     value = match_values(policy, expected.value, actual.value)
     conf = match_confidence(policy, expected.confidence, actual.confidence)
@@ -295,7 +435,7 @@ def compare_field(
         status,
         expected,
         actual,
-        f"{head}: {what}",
+        what,
         similarity=value.similarity,
         value_matched=value.matched,
         confidence_matched=conf.matched,
@@ -312,6 +452,12 @@ def compare_states(
 ) -> StateComparison:
     """Compare ``actual`` against ``expected`` field by field.
 
+    Fields under a strict policy (the seed rule, or it with confidence ignored) are decided by
+    a plain equality test on the best values; when both states are flat strings under one
+    strict policy, the counts come from set operations and each field's status is decided only
+    if read. A field's `FieldComparison` (candidates, explanation) is made, by `compare_field`,
+    when read. Fields under any other policy go through `compare_field` at once.
+
     Args:
         expected: The expected state.
         actual: The state the mutator produced.
@@ -327,13 +473,90 @@ def compare_states(
     if isinstance(paths, str):
         raise ComparisonError(f"paths must be a collection of paths, not the string {paths!r}")
     wanted = None if paths is None else set(paths)
-    order = expected.paths() + [p for p in actual.paths() if p not in expected]
-    out: list[FieldComparison] = []
+    decide = partial(_decide, expected, actual, resolved, wanted)
+    e_flat, a_flat = expected.flat_values, actual.flat_values
+    mode = resolved.uniform_mode
+    if (
+        wanted is None
+        and e_flat is not None
+        and a_flat is not None
+        and e_flat.all_strings
+        and a_flat.all_strings
+        and (mode is _STRICT or mode is _STRICT_VALUE)
+    ):
+        e_values, a_values = e_flat.values, a_flat.values
+        common = len(e_values.keys() & a_values.keys())
+        same = 0
+        if mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence:
+            same = sum(map(eq, e_values.values(), map(a_values.get, e_values)))
+        counts = (same, common - same, len(e_values) - common, len(a_values) - common)
+        return StateComparison.deferred(decide, counts)
+    return StateComparison.deferred(decide)
+
+
+def _decide(
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    resolved: FieldPolicies,
+    wanted: set[str] | None,
+) -> tuple[list[str], list[FieldStatus], Callable[[int], FieldComparison]]:
+    """Each compared path's status, and a maker of its `FieldComparison`."""
+    e_values, e_conf, e_best = _best_values(expected)
+    a_values, a_conf, a_best = _best_values(actual)
+    plan = resolved.plan
+    planned = resolved._plans  # the per-path resolutions made so far
+    out_paths: list[str] = []
+    statuses: list[FieldStatus] = []
+    decided: dict[int, FieldComparison] = {}
+    order = list(e_values)
+    order += [p for p in a_values if p not in e_values]
     for path in order:
         if wanted is not None and path not in wanted:
             continue
-        policy = resolved.for_path(path)
-        if policy.ignore:
+        policy, mode = planned.get(path) or plan(path)
+        if mode is _IGNORED:
             continue
-        out.append(compare_field(path, expected.best(path), actual.best(path), policy))
-    return StateComparison(tuple(out))
+        ev = e_values.get(path, _ABSENT)
+        av = a_values.get(path, _ABSENT)
+        if av is _ABSENT:
+            status = _MISSING
+        elif ev is _ABSENT:
+            status = _EXTRA
+        elif mode is _STRICT or mode is _STRICT_VALUE:
+            plain = ev.__class__ is str and av.__class__ is str
+            same = ev == av if plain else json_equal(ev, av)
+            if same and mode is _STRICT:
+                ec = e_conf if e_best is None else e_best[path].confidence
+                ac = a_conf if a_best is None else a_best[path].confidence
+                same = ec == ac
+            status = _MATCHING if same else _MISMATCHED
+        else:
+            done = compare_field(path, expected.best(path), actual.best(path), policy)
+            decided[len(out_paths)] = done
+            status = done.status
+        out_paths.append(path)
+        statuses.append(status)
+
+    def make(i: int) -> FieldComparison:
+        done = decided.get(i)
+        if done is not None:
+            return done
+        path = out_paths[i]
+        return compare_field(path, expected.best(path), actual.best(path), plan(path)[0])
+
+    return out_paths, statuses, make
+
+
+_ABSENT: Any = object()
+
+
+def _best_values(
+    state: InterpretiveState,
+) -> tuple[Mapping[str, Any], float, Mapping[str, ValueConfidence] | None]:
+    """``(path -> best value, the confidence of all of them, None)`` for a state in flat form,
+    else ``(path -> best value, 0.0, path -> best candidate)``."""
+    flat = state.flat_values
+    if flat is not None:
+        return flat.values, flat.confidence, None
+    best = state.best_candidates()
+    return {p: vc.value for p, vc in best.items()}, 0.0, best

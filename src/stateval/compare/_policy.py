@@ -270,7 +270,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         default: The policy of paths no pattern matches (the seed rule when omitted).
     """
 
-    __slots__ = ("_cache", "_default", "_rules")
+    __slots__ = ("_cache", "_default", "_plans", "_rules", "_uniform")
 
     def __init__(
         self,
@@ -291,6 +291,8 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
             raise PolicyError(f"default policy is not a MatchPolicy: {default!r}")
         self._default = default if default is not None else MatchPolicy()
         self._cache: dict[str, MatchPolicy] = {}
+        self._plans: dict[str, tuple[MatchPolicy, str]] = {}
+        self._uniform = None if self._rules else _mode(self._default)
 
     @classmethod
     def from_mapping(
@@ -314,9 +316,9 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
     @classmethod
     def of(cls, policies: FieldPolicies | MatchPolicy | None) -> FieldPolicies:
         """``policies`` as `FieldPolicies`: one `MatchPolicy` becomes the default of all paths,
-        None the seed rule."""
+        None the seed rule (one shared instance, so its per-path resolutions are reused)."""
         if policies is None:
-            return cls()
+            return _SEED_POLICIES
         if isinstance(policies, MatchPolicy):
             return cls(default=policies)
         if not isinstance(policies, FieldPolicies):
@@ -346,6 +348,22 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         self._cache[path] = policy
         return policy
 
+    @property
+    def uniform_mode(self) -> str | None:
+        """The `plan` mode of every path when no pattern is set (all paths take the default),
+        else None."""
+        return self._uniform
+
+    def plan(self, path: str) -> tuple[MatchPolicy, str]:
+        """``(policy of path, how to compare it)``, resolved once per path: `IGNORED`,
+        `STRICT` (values by strict JSON equality, confidences equal), `STRICT_VALUE` (values
+        only) or `FULL` (the policy's whole machinery)."""
+        planned = self._plans.get(path)
+        if planned is None:
+            policy = self.for_path(path)
+            planned = self._plans[path] = (policy, _mode(policy))
+        return planned
+
     def __getitem__(self, pattern: str) -> MatchPolicy:
         return self._rules[pattern]
 
@@ -369,6 +387,29 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
 
     def __repr__(self) -> str:
         return f"FieldPolicies({self._rules!r}, default={self._default!r})"
+
+
+IGNORED = "ignored"
+"""`FieldPolicies.plan`: the path is not compared."""
+STRICT = "strict"
+"""`FieldPolicies.plan`: strict JSON equality of values, equal confidences (the seed rule)."""
+STRICT_VALUE = "strict_value"
+"""`FieldPolicies.plan`: strict JSON equality of values, confidence ignored."""
+FULL = "full"
+"""`FieldPolicies.plan`: the policy's normalisers, tolerances, list modes or fuzzy matching."""
+
+
+def _mode(policy: MatchPolicy) -> str:
+    if policy.ignore:
+        return IGNORED
+    if not policy.is_strict:
+        return FULL
+    if policy.confidence == "ignore":
+        return STRICT_VALUE
+    return STRICT if policy.confidence_tolerance is None else FULL
+
+
+_SEED_POLICIES = FieldPolicies()
 
 
 def _read_policy(where: str, spec: object) -> MatchPolicy:
