@@ -39,7 +39,7 @@ from stateval.errors import EvaluationError, MutatorError, MutatorOutputError
 from stateval.mutators import MutatorLike, StructuredInput, as_mutator
 from stateval.state import InterpretiveState
 
-__all__ = ["EvaluationContext", "LLMEvaluator", "MutatorEvaluationResult"]
+__all__ = ["EvaluationContext", "LLMEvaluator", "MutatorCall", "MutatorEvaluationResult"]
 
 _ERROR_LIMIT = 500
 
@@ -61,6 +61,25 @@ class EvaluationContext:
     expected_post_state: InterpretiveState
     mutation_input: StructuredInput
     policies: FieldPolicies | MatchPolicy | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MutatorCall:
+    """One mutator call, not compared (`LLMEvaluator.call`).
+
+    Attributes:
+        time_used: Seconds the call took, from a monotonic clock.
+        actual_post_state: The state the mutator returned, or None when it failed.
+        error: One line saying why the mutator failed, or None.
+        error_type: The exception's class name, or None.
+        raw_output: The LLM's raw reply when the failure was a `MutatorOutputError`.
+    """
+
+    time_used: float
+    actual_post_state: InterpretiveState | None
+    error: str | None = None
+    error_type: str | None = None
+    raw_output: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +146,9 @@ class LLMEvaluator:
     def __init__(self, policies: FieldPolicies | MatchPolicy | None = None) -> None:
         self.policies = policies
 
-    async def evaluate(self, context: EvaluationContext) -> MutatorEvaluationResult:
-        """Run the mutator on a copy of the pre-state and compare; never raises for its failures."""
-        policies = context.policies if context.policies is not None else self.policies
-        expected = context.expected_post_state
+    async def call(self, context: EvaluationContext) -> MutatorCall:
+        """Run the mutator on a copy of the pre-state, without comparing (a runner that scores
+        the result itself compares it once, there); never raises for the mutator's failures."""
         snapshot = context.pre_state.copy()
         working = context.pre_state.copy()
         start = time.perf_counter()
@@ -138,30 +156,45 @@ class LLMEvaluator:
             mutator = as_mutator(context.mutator)
             actual: object = await mutator.mutate(working, context.mutation_input)
         except Exception as exc:
-            elapsed = time.perf_counter() - start
-            return _failure(expected, elapsed, exc, policies)
+            return _failure(time.perf_counter() - start, exc)
         elapsed = time.perf_counter() - start
         if not isinstance(actual, InterpretiveState):
             problem = MutatorError(
                 f"mutator returned {type(actual).__name__}, not an InterpretiveState"
             )
-            return _failure(expected, elapsed, problem, policies)
-        try:
-            comparison = compare_states(expected, actual, policies)
-        except Exception as exc:  # a value no rule could compare: this case's error, not a crash
-            failed = EvaluationError(
-                f"comparing the post-state failed: {type(exc).__name__}: {exc}"
-            )
-            return _failure(expected, elapsed, failed, policies)
+            return _failure(elapsed, problem)
         if context.pre_state != snapshot:
             problem = MutatorError(
                 "the mutator changed the pre_state of the context (it is given a copy; "
                 "it must not reach the original through a closure or global)"
             )
-            return MutatorEvaluationResult(
-                comparison, elapsed, actual, _one_line(problem), type(problem).__name__
+            return MutatorCall(elapsed, actual, _one_line(problem), type(problem).__name__)
+        return MutatorCall(elapsed, actual)
+
+    async def evaluate(self, context: EvaluationContext) -> MutatorEvaluationResult:
+        """Run the mutator on a copy of the pre-state and compare; never raises for its failures."""
+        policies = context.policies if context.policies is not None else self.policies
+        done = await self.call(context)
+        actual = done.actual_post_state
+        expected = context.expected_post_state
+        try:
+            comparison = compare_states(
+                expected, actual if actual is not None else InterpretiveState(), policies
             )
-        return MutatorEvaluationResult(comparison, elapsed, actual)
+        except Exception as exc:  # a value no rule could compare: this case's error, not a crash
+            failed = EvaluationError(
+                f"comparing the post-state failed: {type(exc).__name__}: {exc}"
+            )
+            return MutatorEvaluationResult(
+                compare_states(expected, InterpretiveState(), policies),
+                done.time_used,
+                None,
+                _one_line(failed),
+                type(failed).__name__,
+            )
+        return MutatorEvaluationResult(
+            comparison, done.time_used, actual, done.error, done.error_type, done.raw_output
+        )
 
     def evaluate_sync(self, context: EvaluationContext) -> MutatorEvaluationResult:
         """`evaluate` for code without an event loop.
@@ -178,14 +211,8 @@ class LLMEvaluator:
         )
 
 
-def _failure(
-    expected: InterpretiveState,
-    elapsed: float,
-    exc: Exception,
-    policies: FieldPolicies | MatchPolicy | None,
-) -> MutatorEvaluationResult:
-    return MutatorEvaluationResult(
-        comparison=compare_states(expected, InterpretiveState(), policies),
+def _failure(elapsed: float, exc: Exception) -> MutatorCall:
+    return MutatorCall(
         time_used=elapsed,
         actual_post_state=None,
         error=_one_line(exc),

@@ -258,7 +258,7 @@ def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
     kept: dict[str, Any] = {}
     for path, value in values.items():
         validate_path(path)
-        if value.__class__ not in _PLAIN:
+        if value.__class__ not in _PLAIN or value.__class__ is str:
             if isinstance(value, tuple):
                 value = list(value)
             try:

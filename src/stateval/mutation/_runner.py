@@ -223,7 +223,7 @@ class _Mutation:
                     case.expected_post_state,
                     case.input,
                 )
-                r = await evaluator.evaluate(context)
+                r = await evaluator.call(context)
             return CaseResult(
                 case.id,
                 r.actual_post_state,

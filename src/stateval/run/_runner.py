@@ -210,7 +210,7 @@ async def _run_case(
     context = EvaluationContext(bound, case.pre_state, case.expected_post_state, case.input)
     started = datetime.now(UTC).isoformat()
     with open_span(case) as span:
-        outcome = await evaluator.evaluate(context)
+        outcome = await evaluator.call(context)
         output: Any = (
             outcome.actual_post_state
             if outcome.actual_post_state is not None
