@@ -158,9 +158,17 @@ class FieldComparison:
         return out
 
 
-Decide = Callable[[], tuple[Sequence[str], Sequence[FieldStatus], Callable[[int], FieldComparison]]]
-"""Decides a deferred comparison: its paths, their statuses, and a maker of each field's
-`FieldComparison`."""
+Decide = Callable[
+    [],
+    tuple[
+        Sequence[str],
+        Sequence[FieldStatus],
+        Callable[[int], FieldComparison],
+        Mapping[int, FieldComparison],
+    ],
+]
+"""Decides a deferred comparison: its paths, their statuses, a maker of each field's
+`FieldComparison`, and the ones already made (by position)."""
 
 _MATCHING = FieldStatus.MATCHING
 _MISMATCHED = FieldStatus.MISMATCHED
@@ -202,8 +210,9 @@ class StateComparison:
         """A comparison decided when first read.
 
         Args:
-            decide: Returns the compared paths, their statuses, and a function making the
-                ``i``-th path's `FieldComparison` (its status must be the ``i``-th status).
+            decide: Returns the compared paths, their statuses, a function making the
+                ``i``-th path's `FieldComparison` (its status must be the ``i``-th status),
+                and the comparisons already made, by position.
             counts: ``(matching, mismatched, missing, extra)`` when already known; the
                 counts, `accuracy_score` and `overall_match` then need no decision.
         """
@@ -219,9 +228,9 @@ class StateComparison:
     def _decided(self) -> tuple[tuple[str, ...], tuple[FieldStatus, ...]]:
         decide = self._decide
         if decide is not None:
-            paths, statuses, make = decide()
+            paths, statuses, make, made = decide()
             self._paths, self._statuses = tuple(paths), tuple(statuses)
-            self._built = [None] * len(self._paths)
+            self._built = [made.get(i) for i in range(len(self._paths))]
             self._make = make
             self._decide = None
         return self._paths, self._statuses
@@ -248,6 +257,12 @@ class StateComparison:
     def statuses(self) -> tuple[FieldStatus, ...]:
         """Each compared path's status, in the order of `paths`."""
         return self._decided()[1]
+
+    def items(self) -> list[tuple[str, FieldStatus, FieldComparison | None]]:
+        """``(path, status, its FieldComparison if already made, else None)`` per compared
+        path, in order: what a caller needing only statuses reads without making any."""
+        paths, statuses = self._decided()
+        return list(zip(paths, statuses, self._built, strict=True))
 
     def status(self, path: str) -> FieldStatus | None:
         """The status of ``path``, or None when it was not compared."""
@@ -329,10 +344,9 @@ class StateComparison:
     @property
     def judge_requests(self) -> tuple[FieldComparison, ...]:
         """Fields whose values differ and whose policy asks for an LLM judge."""
-        statuses = self._decided()[1]
-        return tuple(
-            f for i, s in enumerate(statuses) if s is _MISMATCHED and (f := self._at(i)).wants_judge
-        )
+        self._decided()
+        # Fields under a judge's policy are made while deciding; the others cannot want one.
+        return tuple(f for f in self._built if f is not None and f.wants_judge)
 
     def with_judgement(
         self, path: str, *, matched: bool, explanation: str | None = None
@@ -499,8 +513,11 @@ def _decide(
     actual: InterpretiveState,
     resolved: FieldPolicies,
     wanted: set[str] | None,
-) -> tuple[list[str], list[FieldStatus], Callable[[int], FieldComparison]]:
-    """Each compared path's status, and a maker of its `FieldComparison`."""
+) -> tuple[
+    list[str], list[FieldStatus], Callable[[int], FieldComparison], dict[int, FieldComparison]
+]:
+    """Each compared path's status, a maker of its `FieldComparison`, and the ones made while
+    deciding (fields under non-strict policies)."""
     e_values, e_conf, e_best = _best_values(expected)
     a_values, a_conf, a_best = _best_values(actual)
     plan = resolved.plan
@@ -538,13 +555,10 @@ def _decide(
         statuses.append(status)
 
     def make(i: int) -> FieldComparison:
-        done = decided.get(i)
-        if done is not None:
-            return done
         path = out_paths[i]
         return compare_field(path, expected.best(path), actual.best(path), plan(path)[0])
 
-    return out_paths, statuses, make
+    return out_paths, statuses, make, decided
 
 
 _ABSENT: Any = object()

@@ -209,7 +209,17 @@ def case_outcomes(
         options: Scorer conventions.
     """
     opts = options or MetricOptions()
-    out = [_outcome(f, opts) for f in comparison.fields]
+    partial = opts.list_credit == "partial"
+    out = []
+    for path, status, made in comparison.items():
+        if made is None and (status is not FieldStatus.MISMATCHED or not partial):
+            # decided by a strict policy: binary score and credit, no candidates needed
+            right = 1.0 if status is FieldStatus.MATCHING else 0.0
+            out.append(SlotOutcome(path, _OF_STATUS[status], right, right))
+        else:
+            field = made if made is not None else comparison.field(path)
+            assert field is not None
+            out.append(_outcome(field, opts))
     if slots is not None:
         out.extend(
             SlotOutcome(s, Outcome.ABSENT, 0.0, 1.0) for s in slots if comparison.field(s) is None

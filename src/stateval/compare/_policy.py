@@ -349,6 +349,13 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         return policy
 
     @property
+    def has_judge(self) -> bool:
+        """True when some pattern's policy, or the default, asks for an LLM judge."""
+        return self._default.judge is not None or any(
+            p.judge is not None for p in self._rules.values()
+        )
+
+    @property
     def uniform_mode(self) -> str | None:
         """The `plan` mode of every path when no pattern is set (all paths take the default),
         else None."""
@@ -396,13 +403,14 @@ STRICT = "strict"
 STRICT_VALUE = "strict_value"
 """`FieldPolicies.plan`: strict JSON equality of values, confidence ignored."""
 FULL = "full"
-"""`FieldPolicies.plan`: the policy's normalisers, tolerances, list modes or fuzzy matching."""
+"""`FieldPolicies.plan`: the policy's normalisers, tolerances, list modes, fuzzy matching or
+LLM judge."""
 
 
 def _mode(policy: MatchPolicy) -> str:
     if policy.ignore:
         return IGNORED
-    if not policy.is_strict:
+    if not policy.is_strict or policy.judge is not None:
         return FULL
     if policy.confidence == "ignore":
         return STRICT_VALUE

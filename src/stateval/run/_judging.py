@@ -32,7 +32,7 @@ async def judge_result(
     case: Case, result: CaseResult, policies: FieldPolicies, judge: FieldJudge | None
 ) -> CaseResult:
     """``result`` with the judge's verdict on every field that asks for one (never raises)."""
-    if not result.ok or result.post_state is None:
+    if not result.ok or result.post_state is None or not policies.has_judge:
         return result
     comparison = compare_states(case.expected_post_state, result.post_state, policies)
     requests = comparison.judge_requests

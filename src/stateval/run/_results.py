@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -192,21 +192,55 @@ class Evaluation:
         }
 
 
-@dataclass(frozen=True, slots=True)
 class CaseScore:
     """The scores of one case under a suite's policies, slots and checks.
 
-    Attributes:
+    Its evaluations may be given as a function that makes them: they are then made when first
+    read, so a run that only counts its cases (no Phoenix, no per-case report) never builds a
+    per-field explanation.
+
+    Args:
         case_id: The case.
         result: What the mutator did.
         comparison: Every field's comparison (against an empty state when the mutator failed).
-        evaluations: Case-level evaluations, then one per field, then check results.
+        evaluations: Case-level evaluations, then one per field, then check results; or a
+            function returning them.
+        checks: The check evaluations (so `failed_checks` needs no other evaluation); taken
+            from ``evaluations`` when omitted.
     """
 
-    case_id: str
-    result: CaseResult
-    comparison: StateComparison
-    evaluations: tuple[Evaluation, ...]
+    __slots__ = ("_checks", "_evaluations", "_make", "case_id", "comparison", "result")
+
+    def __init__(
+        self,
+        case_id: str,
+        result: CaseResult,
+        comparison: StateComparison,
+        evaluations: Sequence[Evaluation] | Callable[[], Sequence[Evaluation]],
+        checks: Sequence[Evaluation] | None = None,
+    ) -> None:
+        self.case_id = case_id
+        self.result = result
+        self.comparison = comparison
+        self._evaluations: tuple[Evaluation, ...] | None = None
+        self._make: Callable[[], Sequence[Evaluation]] | None = None
+        if callable(evaluations):
+            self._make = evaluations
+        else:
+            self._evaluations = tuple(evaluations)
+        self._checks = None if checks is None else tuple(checks)
+
+    @property
+    def evaluations(self) -> tuple[Evaluation, ...]:
+        """Case-level evaluations, then one per field, then check results."""
+        if self._evaluations is None:
+            assert self._make is not None
+            self._evaluations = tuple(self._make())
+            self._make = None
+        return self._evaluations
+
+    def __repr__(self) -> str:
+        return f"CaseScore({self.case_id!r}, ok={self.ok}, accuracy={self.accuracy})"
 
     @property
     def ok(self) -> bool:
@@ -226,7 +260,10 @@ class CaseScore:
     @property
     def failed_checks(self) -> tuple[Evaluation, ...]:
         """Check evaluations that did not pass."""
-        return tuple(e for e in self.evaluations if e.name.startswith("check:") and e.score < 1)
+        checks = self._checks
+        if checks is None:
+            checks = tuple(e for e in self.evaluations if e.name.startswith("check:"))
+        return tuple(e for e in checks if e.score < 1)
 
     def evaluation(self, name: str) -> Evaluation | None:
         """The evaluation called ``name``, or None."""

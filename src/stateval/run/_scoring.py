@@ -172,7 +172,8 @@ def _state_explanation(comparison: StateComparison, result: CaseResult) -> str:
 
 
 def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
-    """Compare a case's post-state with its expected state and build every evaluation.
+    """Compare a case's post-state with its expected state; its evaluations are made when
+    first read (`CaseScore.evaluations`), its checks at once.
 
     A failed mutator call is compared against an empty state (every expected field missing);
     its case-level evaluations are labelled ``error``. Fields judged by an LLM take the verdicts
@@ -184,43 +185,48 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         compare_states(expected, actual, scoring.policies), result.judgements
     )
     ok = result.ok
-    evaluations = [
-        Evaluation(
-            "state_accuracy",
-            comparison.accuracy_score if ok else 0.0,
-            None if ok else "error",
-            _state_explanation(comparison, result),
-        ),
-        Evaluation(
-            "overall_match",
-            1.0 if ok and comparison.overall_match else 0.0,
-            ("match" if comparison.overall_match else "mismatch") if ok else "error",
-            _state_explanation(comparison, result),
-        ),
-    ]
-    delta = compare_delta(case.pre_state, expected, actual, scoring.policies)
-    for name, view, n, what in (
-        ("changed_fields_accuracy", delta.changed, delta.n_changed, "the input should change"),
-        ("preserved_fields_accuracy", delta.preserved, delta.n_preserved, "should be kept"),
-    ):
-        if n:
-            wrong = [f.path for f in view.fields if not f.matched]
-            text = f"{len(view.matching)} of {n} fields {what} are right"
+    checks = _checks(expected, actual, comparison, scoring, ok)
+
+    def evaluate() -> list[Evaluation]:
+        evaluations = [
+            Evaluation(
+                "state_accuracy",
+                comparison.accuracy_score if ok else 0.0,
+                None if ok else "error",
+                _state_explanation(comparison, result),
+            ),
+            Evaluation(
+                "overall_match",
+                1.0 if ok and comparison.overall_match else 0.0,
+                ("match" if comparison.overall_match else "mismatch") if ok else "error",
+                _state_explanation(comparison, result),
+            ),
+        ]
+        delta = compare_delta(case.pre_state, expected, actual, scoring.policies)
+        for name, view, n, what in (
+            ("changed_fields_accuracy", delta.changed, delta.n_changed, "the input should change"),
+            ("preserved_fields_accuracy", delta.preserved, delta.n_preserved, "should be kept"),
+        ):
+            if n:
+                wrong = [f.path for f in view.fields if not f.matched]
+                text = f"{len(view.matching)} of {n} fields {what} are right"
+                if wrong:
+                    text += f"; wrong: {_paths(wrong)}"
+                evaluations.append(Evaluation(name, view.accuracy_score if ok else 0.0, None, text))
+        if scoring.slots is not None:
+            metrics = scoring.case_metrics(comparison, case)
+            wrong = [p for p in metrics.wrong_slots if p in set(scoring.slots)]
+            text = f"{metrics.right} of {metrics.total} schema slots right"
             if wrong:
                 text += f"; wrong: {_paths(wrong)}"
-            evaluations.append(Evaluation(name, view.accuracy_score if ok else 0.0, None, text))
-    if scoring.slots is not None:
-        metrics = scoring.case_metrics(comparison, case)
-        wrong = [p for p in metrics.wrong_slots if p in set(scoring.slots)]
-        text = f"{metrics.right} of {metrics.total} schema slots right"
-        if wrong:
-            text += f"; wrong: {_paths(wrong)}"
-        slot_acc = metrics.slot_accuracy if metrics.slot_accuracy is not None else 0.0
-        evaluations.append(Evaluation("slot_accuracy", slot_acc, None, text))
-    prefix = "" if ok else f"mutator failed ({result.error_type}); "
-    evaluations.extend(field_evaluation(f, judged, prefix) for f in comparison.fields)
-    evaluations.extend(_checks(expected, actual, comparison, scoring, ok))
-    return CaseScore(case.id, result, comparison, tuple(evaluations))
+            slot_acc = metrics.slot_accuracy if metrics.slot_accuracy is not None else 0.0
+            evaluations.append(Evaluation("slot_accuracy", slot_acc, None, text))
+        prefix = "" if ok else f"mutator failed ({result.error_type}); "
+        evaluations.extend(field_evaluation(f, judged, prefix) for f in comparison.fields)
+        evaluations.extend(checks)
+        return evaluations
+
+    return CaseScore(case.id, result, comparison, evaluate, checks)
 
 
 def _checks(
