@@ -28,6 +28,7 @@ from stateval.compare._field_metrics import (
     CaseMetrics,
     FieldMetrics,
     MetricOptions,
+    Outcome,
     case_metrics,
     prf,
 )
@@ -143,12 +144,37 @@ def _slice_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+_KIND = {kind: i for i, kind in enumerate(Outcome)}
+
+
 class _Counts:
-    __slots__ = ("absent", "correct", "credit", "extra", "missing", "score_sum", "wrong")
+    """One field's outcome counts (by `Outcome`, in its order), credit and score sums."""
+
+    __slots__ = ("by_kind", "credit", "score_sum")
 
     def __init__(self) -> None:
-        self.correct = self.wrong = self.missing = self.extra = self.absent = 0
+        self.by_kind = [0] * len(_KIND)
         self.credit = self.score_sum = 0.0
+
+    @property
+    def correct(self) -> int:
+        return self.by_kind[_KIND[Outcome.CORRECT]]
+
+    @property
+    def wrong(self) -> int:
+        return self.by_kind[_KIND[Outcome.WRONG]]
+
+    @property
+    def missing(self) -> int:
+        return self.by_kind[_KIND[Outcome.MISSING]]
+
+    @property
+    def extra(self) -> int:
+        return self.by_kind[_KIND[Outcome.EXTRA]]
+
+    @property
+    def absent(self) -> int:
+        return self.by_kind[_KIND[Outcome.ABSENT]]
 
 
 class MetricsAccumulator:
@@ -209,11 +235,13 @@ class MetricsAccumulator:
                 child._count(case)
 
     def _count(self, case: CaseMetrics) -> None:
+        fields = self._fields
+        kind = _KIND
         for o in case.outcomes:
-            counts = self._fields.get(o.path)
+            counts = fields.get(o.path)
             if counts is None:
-                counts = self._fields[o.path] = _Counts()
-            setattr(counts, o.outcome.value, getattr(counts, o.outcome.value) + 1)
+                counts = fields[o.path] = _Counts()
+            counts.by_kind[kind[o.outcome]] += 1
             counts.credit += o.credit
             counts.score_sum += o.score
         self._n += 1

@@ -5,13 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from stateval.compare import FieldComparison, StateComparison
+from stateval.compare import CaseMetrics, FieldComparison, StateComparison
 from stateval.errors import JournalError, StatevalError
 from stateval.state import InterpretiveState
 
+if TYPE_CHECKING:
+    from stateval.suite import Case
+
 __all__ = ["CaseResult", "CaseScore", "Evaluation", "Judgement"]
+
+
+class _MetricScoring(Protocol):
+    """What `CaseScore.metrics_under` needs of a `stateval.run.Scoring`."""
+
+    def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
+        """The case's metric outcomes from its comparison."""
+        ...
 
 
 def _canonical(value: Any) -> str:
@@ -209,7 +220,15 @@ class CaseScore:
             from ``evaluations`` when omitted.
     """
 
-    __slots__ = ("_checks", "_evaluations", "_make", "case_id", "comparison", "result")
+    __slots__ = (
+        "_checks",
+        "_evaluations",
+        "_make",
+        "_metrics",
+        "case_id",
+        "comparison",
+        "result",
+    )
 
     def __init__(
         self,
@@ -229,6 +248,15 @@ class CaseScore:
         else:
             self._evaluations = tuple(evaluations)
         self._checks = None if checks is None else tuple(checks)
+        self._metrics: tuple[object, CaseMetrics] | None = None
+
+    def metrics_under(self, scoring: _MetricScoring, case: Case) -> CaseMetrics:
+        """The case's metric outcomes under ``scoring`` (made once per scoring: a mutation test
+        summarises the same baseline scores once per mutant)."""
+        known = self._metrics
+        if known is None or known[0] is not scoring:
+            known = self._metrics = (scoring, scoring.case_metrics(self.comparison, case))
+        return known[1]
 
     @property
     def evaluations(self) -> tuple[Evaluation, ...]:

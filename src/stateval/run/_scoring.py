@@ -97,6 +97,9 @@ class Scoring:
     services_key: str | None = None
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    _scored_slots: tuple[str, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_suite(cls, suite: Suite) -> Scoring:
@@ -117,7 +120,11 @@ class Scoring:
         """The schema slots whose policy does not ignore them (None without a schema)."""
         if self.slots is None:
             return None
-        return tuple(s for s in self.slots if not self.policies.for_path(s).ignore)
+        known = self._scored_slots
+        if known is None:
+            known = tuple(s for s in self.slots if not self.policies.for_path(s).ignore)
+            object.__setattr__(self, "_scored_slots", known)
+        return known
 
     def slots_in_play(self, metadata: Mapping[str, Any]) -> tuple[str, ...] | None:
         """The scored slots of the services a case names under `services_key` (all of them

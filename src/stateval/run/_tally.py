@@ -83,7 +83,7 @@ class RunTally:
         """Count one case's scores; ``index`` is its place in the plan (orders failing cases)."""
         self.n += 1
         comparison = score.comparison
-        self.metrics.add_case(self.scoring.case_metrics(comparison, case), case.metadata)
+        self.metrics.add_case(score.metrics_under(self.scoring, case), case.metadata)
         self.matching += comparison.counts["matching"]
         self.expected += comparison.n_expected
         overall = score.overall_match
