@@ -85,8 +85,9 @@ def write_suite(folder: Path, n: int) -> Path:
     return suite
 
 
-def run_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MiB) and stderr tail of one child process."""
+def run_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MiB) and stderr tail of one child
+    process."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -97,27 +98,29 @@ def run_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, f
         tail = err.read().decode(errors="replace")[-1500:]
     if child.returncode not in (0, 1):
         raise SystemExit(f"!! {' '.join(argv)} exited {child.returncode}:\n{tail}")
-    return elapsed, usage.ru_maxrss / 1024, tail
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, tail
 
 
-def bench_run(sizes: list[int], work: Path) -> dict[int, tuple[float, float]]:
-    """(1): wall time and peak RSS of ``stateval run --no-phoenix`` per size."""
+def bench_run(sizes: list[int], work: Path) -> dict[int, tuple[float, float, float]]:
+    """(1): wall time, CPU time and peak RSS of ``stateval run --no-phoenix`` per size."""
     print("(1) stateval run --no-phoenix, journaled; 20-field flat states, trivial mutator")
-    out: dict[int, tuple[float, float]] = {}
+    out: dict[int, tuple[float, float, float]] = {}
     for n in sizes:
         folder = work / f"run-{n}"
         suite = write_suite(folder, n)
         env = {**os.environ, "STATEVAL_HOME": str(folder / ".stateval")}
         argv = [sys.executable, "-c", "from stateval.cli import main; main()"]
-        elapsed, rss, _ = run_child([*argv, "run", str(suite), "--no-phoenix"], folder, env)
+        load = os.getloadavg()[0]
+        elapsed, cpu, rss, _ = run_child([*argv, "run", str(suite), "--no-phoenix"], folder, env)
         journal = next((folder / ".stateval" / "runs").glob("*/journal.jsonl"))
         results = sum(1 for line in journal.open("rb") if line.startswith(b'{"kind":"result"'))
         if results != n:
             print(f"!! {n} cases planned, {results} results journaled")
-        out[n] = (elapsed, rss)
+        out[n] = (elapsed, cpu, rss)
         print(
-            f"    {n:>7,} cases  {elapsed:7.1f} s  {n / elapsed:7.0f} cases/s  "
-            f"peak RSS {rss:6.1f} MiB"
+            f"    {n:>7,} cases  {elapsed:7.1f} s wall ({n / elapsed:6.0f} cases/s)  "
+            f"{cpu:7.1f} s CPU ({n / cpu:6.0f} cases/CPU-s)  peak RSS {rss:6.1f} MiB  "
+            f"(load {load:.1f})"
         )
     return out
 
@@ -296,11 +299,13 @@ def bench_report(n: int) -> None:
 def multiwoz_cases(source: Path, folder: Path, limit: int | None) -> Path:
     """The MultiWOZ example suite over every turn of ``source`` (or the first ``limit``)."""
     sys.path.insert(0, str(ROOT / "examples" / "multiwoz"))
-    from make_slice import read_turns, to_case, write_jsonl
+    from make_slice import dialogue_kinds, read_turns, to_case, write_jsonl
 
     turns = read_turns(source)[:limit]
+    kinds = dialogue_kinds(turns)
     folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / "cases.jsonl", (to_case(turn) for turn in turns))
+    cases = (to_case(turn, kinds[turn["dialogue_id"]]) for turn in turns)
+    write_jsonl(folder / "cases.jsonl", cases)
     example = ROOT / "examples" / "multiwoz"
     text = (example / "suite.yaml").read_text()
     text = text.replace("path: .", f"path: {example}").replace(

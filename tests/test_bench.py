@@ -58,3 +58,19 @@ def test_bench_startup_times_stateval_and_skips_a_missing_server_env(tmp_path: P
     assert "stateval --help" in out
     assert "import phoenix.evals (server env)" in out
     assert "skipped" in out
+
+
+def test_bench_scale_measures_every_figure_on_tiny_sizes() -> None:
+    slice_file = BENCH.parent / "examples" / "multiwoz" / "data" / "multiwoz21_slice.jsonl"
+    out = _bench(
+        "bench_scale.py",
+        *("--sizes", "300,200", "--pairs", "50", "--repeat", "1", "--no-stickler"),
+        *("--report-cases", "50", "--multiwoz", str(slice_file), "--mutate-limit", "40"),
+    )
+    assert "    300 cases" in out
+    assert "cases/CPU-s" in out
+    assert "peak RSS" in out
+    assert "x the bare loop" in out
+    assert "orjson is" in out
+    assert "40 cases x" in out
+    assert "case-mutants/s" in out
