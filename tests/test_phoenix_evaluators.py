@@ -257,7 +257,7 @@ def test_delta_evaluators_split_changed_from_preserved_fields() -> None:
     results = run(rows, [changed_fields_accuracy(), preserved_fields_accuracy()])
     changed = [r["changed_fields_accuracy"] for r in results]
     preserved = [r["preserved_fields_accuracy"] for r in results]
-    assert [c.get("score") for c in changed] == [1.0, 0.5, 1.0, 0.0]
+    assert [c.get("score") for c in changed] == [1.0, 0.5, None, 0.0]
     assert [p.get("score") for p in preserved] == [1.0, 0.0, 1.0, 1.0]
     assert "missing: phone" in changed[1]["explanation"]
     assert "mismatched: name" in preserved[1]["explanation"]

@@ -16,10 +16,12 @@ The scores (``name``: what it measures):
   is right; needs a slot schema);
 - ``field:<path>``: 1.0 when the field matches, else 0.0; its label is its status.
 
-**The empty turn.** A view with no field at all (nothing expected, nothing produced) scores 1.0
-with label ``empty``: the mutator did exactly what was asked. A view with no expected field but
-extra fields scores 0.0. With expected fields, the score is the seed's ``accuracy_score``
-(which alone reads 0.0 on the empty turn, as seed 000 defines it).
+**The empty turn.** A case with no field at all (nothing expected, nothing produced) scores
+``state_accuracy`` 1.0 with label ``empty``: the mutator did exactly what was asked. (The seed's
+``accuracy_score`` alone reads 0.0 there, as seed 000 defines it.) A delta view with no field at
+all (nothing to change, or nothing to keep) has no score, label ``empty``: it is vacuous on most
+first turns and would only dilute the mean. Producing fields when none was expected scores 0.0
+in every view.
 
 Example:
     >>> from stateval.compare import compare_states
@@ -78,7 +80,8 @@ class ScoreValue:
     Attributes:
         name: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
             ``preserved_fields_accuracy``, ``slot_accuracy`` or ``field:<path>``.
-        score: In [0, 1]; None only for a field that cannot be scored (``absent``, ``ignored``).
+        score: In [0, 1]; None when there is nothing to score (an ``empty`` delta view, a field
+            ``absent`` from both states or ``ignored``).
         label: A short category (``match``, ``mismatched``, ``empty``, ``error``...), or None.
         explanation: One human-readable line.
         metadata: Counts and details (field statuses, slot counts, the compared candidates).
@@ -93,17 +96,17 @@ class ScoreValue:
     judged: bool = False
 
 
-def view_accuracy(comparison: StateComparison) -> float:
-    """matching / expected fields; 1.0 for the empty turn (no field at all), 0.0 when only
-    extra fields were produced.
+def view_accuracy(comparison: StateComparison) -> float | None:
+    """matching / expected fields; 0.0 when only extra fields were produced; None when there is
+    no field at all (the empty turn: ``state_accuracy`` reads it as 1.0).
 
     Example:
-        >>> view_accuracy(StateComparison(()))
-        1.0
+        >>> view_accuracy(StateComparison(())) is None
+        True
     """
     if comparison.n_expected:
         return comparison.accuracy_score
-    return 0.0 if comparison.fields else 1.0
+    return 0.0 if comparison.fields else None
 
 
 def _listed(label: str, paths: Sequence[str]) -> str:
@@ -165,10 +168,10 @@ class CaseScores:
         if self.failure is not None:
             return self._failed("state_accuracy")
         c = self.comparison
-        label = None if c.fields else "empty"
-        return ScoreValue(
-            "state_accuracy", view_accuracy(c), label, self._summary(c), self._counts(c)
-        )
+        accuracy = view_accuracy(c)
+        label = None if accuracy is not None else "empty"
+        score = 1.0 if accuracy is None else accuracy
+        return ScoreValue("state_accuracy", score, label, self._summary(c), self._counts(c))
 
     def overall_match(self) -> ScoreValue:
         """``overall_match``: 1.0 / ``match`` when no field is mismatched, missing or extra."""
@@ -182,9 +185,10 @@ class CaseScores:
     def _delta(self, name: str, view: StateComparison, what: str) -> ScoreValue:
         if self.failure is not None:
             return self._failed(name)
-        label = None if view.fields else "empty"
+        if not view.fields:
+            return ScoreValue(name, None, "empty", f"the case expects the mutator {what} no field")
         return ScoreValue(
-            name, view_accuracy(view), label, f"{what}: {self._summary(view)}", self._counts(view)
+            name, view_accuracy(view), None, f"{what}: {self._summary(view)}", self._counts(view)
         )
 
     def changed_fields_accuracy(self) -> ScoreValue | None:

@@ -144,9 +144,10 @@ class StateEvaluator:
         )
         score = scores.metric(self.metric)
         assert score is not None  # the pre-state and the schema are given
-        assert score.score is not None
         wrong = [f"{f.name}: {f.explanation}" for f in scores.fields() if f.score != 1.0]
         feedback = "; ".join([score.explanation, *wrong[:_DETAILS]])
+        # an empty delta view has nothing to score: it passes (Phoenix leaves it unscored)
+        value = 1.0 if score.score is None else score.score
         return EvaluationResult(
-            score.score, self.score_types[self.metric], feedback, dict(score.metadata)
+            value, self.score_types[self.metric], feedback, dict(score.metadata)
         )

@@ -197,8 +197,8 @@ def changed_fields_accuracy(
 ) -> Evaluator:
     """``changed_fields_accuracy``: accuracy over the fields the case expects to change.
 
-    Needs the pre-state in ``input["pre_state"]``. A case that expects no change scores 1.0
-    with label ``empty`` when the mutator changed nothing either, 0.0 when it set a field.
+    Needs the pre-state in ``input["pre_state"]``. A case that expects no change gets no score
+    and label ``empty`` when the mutator changed nothing either, 0.0 when it set a field.
     """
     return _delta_evaluator("changed_fields_accuracy", "changed", policies, judge)
 
@@ -208,7 +208,7 @@ def preserved_fields_accuracy(
 ) -> Evaluator:
     """``preserved_fields_accuracy``: accuracy over the fields the case expects to be kept.
 
-    Needs the pre-state in ``input["pre_state"]``. A case that keeps no field scores 1.0 with
+    Needs the pre-state in ``input["pre_state"]``. A case that keeps no field gets no score and
     label ``empty``.
     """
     return _delta_evaluator("preserved_fields_accuracy", "preserved", policies, judge)

@@ -95,6 +95,6 @@ def judge_errors(judged: Mapping[str, Judgement | None]) -> dict[str, str]:
 
 def evaluation(score: ScoreValue) -> Evaluation:
     """A core score as a run's `Evaluation` (an LLM verdict makes its annotator ``LLM``)."""
-    assert score.score is not None  # a run scores compared fields only
+    assert score.score is not None  # the caller leaves out what has nothing to score
     kind: Literal["CODE", "LLM"] = "LLM" if score.judged else "CODE"
     return Evaluation(score.name, score.score, score.label, score.explanation, kind)

@@ -179,7 +179,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         judge_errors=judge_errors(judged),
         judged=[p for p, j in judged.items() if j is not None and j.ok],
     )
-    evaluations = [evaluation(s) for s in scores.case_level()]
+    evaluations = [evaluation(s) for s in scores.case_level() if s.score is not None]
     evaluations.extend(evaluation(s) for s in scores.fields())
     evaluations.extend(_checks(expected, actual, comparison, scoring, result.ok))
     return CaseScore(case.id, result, comparison, tuple(evaluations))
