@@ -14,7 +14,8 @@ The scores (``name``: what it measures):
   case expects the mutator to change / to keep (needs the pre-state);
 - ``slot_accuracy``: the fraction of slot-schema slots that are right (a slot neither state holds
   is right; needs a slot schema);
-- ``field:<path>``: 1.0 when the field matches, else 0.0; its label is its status.
+- ``field:<path>``: 1.0 when the field matches, else 0.0 (its similarity under a
+  ``score: similarity`` policy); its label is its status.
 
 **The empty turn.** A case with no field at all (nothing expected, nothing produced) scores
 ``state_accuracy`` 1.0 with label ``empty``: the mutator did exactly what was asked. (The seed's
@@ -80,8 +81,9 @@ class ScoreValue:
     Attributes:
         name: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
             ``preserved_fields_accuracy``, ``slot_accuracy`` or ``field:<path>``.
-        score: In [0, 1]; None when there is nothing to score (an ``empty`` delta view, a field
-            ``absent`` from both states or ``ignored``).
+        score: In [0, 1] (a ``score: similarity`` field: its similarity); None when there is
+            nothing to score (an ``empty`` delta view, a field ``absent`` from both states or
+            ``ignored``).
         label: A short category (``match``, ``mismatched``, ``empty``, ``error``...), or None.
         explanation: One human-readable line.
         metadata: Counts and details (field statuses, slot counts, the compared candidates).
