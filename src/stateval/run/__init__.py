@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
+from stateval.run._outcome import (
+    OnScored,
+    PhoenixTarget,
+    RunOutcome,
+    UploadProgress,
+    UploadStatus,
+)
+from stateval.run._rescore import (
+    rescore,
+    rescore_summary,
+    rescore_to_phoenix,
+    rescored_scores,
+)
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.run._runner import (
     CaseSpan,
@@ -22,16 +35,9 @@ from stateval.run._scoring import (
     threshold_names,
 )
 from stateval.run._session import (
-    OnScored,
-    PhoenixTarget,
-    RunOutcome,
-    UploadProgress,
-    UploadStatus,
     close_clients,
     find_latest,
     find_resumable,
-    rescore,
-    rescore_to_phoenix,
     run_suite,
     start_journal,
 )
@@ -68,7 +74,9 @@ __all__ = [
     "list_runs",
     "new_run_id",
     "rescore",
+    "rescore_summary",
     "rescore_to_phoenix",
+    "rescored_scores",
     "resolve_phoenix",
     "run_suite",
     "score_case",

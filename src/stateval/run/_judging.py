@@ -26,7 +26,7 @@ from stateval.run._results import CaseResult, Evaluation, Judgement
 from stateval.suite import Case
 
 if TYPE_CHECKING:
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
 __all__ = ["apply_judgements", "evaluation", "judge_errors", "judge_result"]
 

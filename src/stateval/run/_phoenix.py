@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
 from stateval.run._journal import Journal
+from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
 from stateval.run._runner import CaseSpan, execute
 from stateval.run._scoring import Scoring, summarize
-from stateval.run._session import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._writer import PhoenixSink
 from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader

@@ -9,19 +9,27 @@ acknowledgements are journaled under ``rescore-<n>:`` so the original experiment
 
 from __future__ import annotations
 
-from stateval.errors import PhoenixUnavailableError
-from stateval.run._journal import Journal
-from stateval.run._session import (
-    PhoenixTarget,
-    RunOutcome,
-    rescore_summary,
-    rescored_scores,
-)
-from stateval.run._writer import ExperimentSpec, PhoenixSink
-from stateval.suite import FieldsAs, Suite
-from stateval.upload import PhoenixUploader
+from typing import TYPE_CHECKING
 
-__all__ = ["rescore_experiment", "rescore_with_phoenix"]
+from stateval.errors import JournalError, PhoenixUnavailableError
+from stateval.run._journal import Journal
+from stateval.run._outcome import PhoenixTarget, RunOutcome
+from stateval.run._results import CaseScore
+from stateval.run._runner import journaled_scores
+from stateval.run._scoring import RunSummary, Scoring, summarize
+from stateval.suite import FieldsAs, Suite
+
+if TYPE_CHECKING:  # the writer brings httpx: imported when a rescoring is uploaded
+    from stateval.run._writer import ExperimentSpec
+
+__all__ = [
+    "rescore",
+    "rescore_experiment",
+    "rescore_summary",
+    "rescore_to_phoenix",
+    "rescore_with_phoenix",
+    "rescored_scores",
+]
 
 _MAX_REQUESTS = 16
 
@@ -35,6 +43,8 @@ def _next_rescore(journal: Journal) -> int:
 
 def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec:
     """The experiment of the ``n``-th rescoring of ``journal``'s run under ``suite``."""
+    from stateval.run._writer import ExperimentSpec
+
     header = journal.header
     original = journal.ack("experiment") or {}
     name = f"{suite.phoenix.experiment_prefix}-rescore-{header.run_id}-{n}"
@@ -73,6 +83,9 @@ async def rescore_with_phoenix(
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
+    from stateval.run._writer import PhoenixSink
+    from stateval.upload import PhoenixUploader
+
     scoring, scores = rescored_scores(suite, journal)
     n = _next_rescore(journal)
     async with PhoenixUploader(
@@ -99,3 +112,68 @@ async def rescore_with_phoenix(
         if sink.ready:
             await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(list(scores)))
+
+
+def rescore(suite: Suite, journal: Journal) -> RunSummary:
+    """Score a journaled run again under ``suite``'s policies, slots, checks and thresholds.
+
+    The mutator is not called: the journaled post-states are compared with the suite's
+    expected states. Nothing is sent to Phoenix (`stateval.run.rescore_to_phoenix` does).
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    scoring, scores = rescored_scores(suite, journal)
+    # no experiment URL: the run's own experiment holds the old scores, not these
+    return rescore_summary(suite, journal, scoring, scores, None)
+
+
+async def rescore_to_phoenix(
+    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+) -> RunOutcome:
+    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
+
+    One run per case (the stored output, linked to the original trace) with every evaluation
+    of the new scoring; see `stateval.run._rescore`. Upload problems are in the outcome's
+    `UploadStatus`; the summary is complete either way.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
+
+
+def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, CaseScore]]:
+    """The scoring of ``suite`` now and the journaled cases' scores under it.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    unknown = [c for c in journal.results if suite.case(c) is None]
+    if unknown:
+        raise JournalError(
+            f"run {journal.run_id} has cases {suite.path} does not define: {unknown[:5]}"
+        )
+    if not journal.results:
+        raise JournalError(f"run {journal.run_id} has no case results to rescore")
+    scoring = Scoring.from_suite(suite)
+    return scoring, journaled_scores(suite, journal, scoring)
+
+
+def rescore_summary(
+    suite: Suite,
+    journal: Journal,
+    scoring: Scoring,
+    scores: dict[str, CaseScore],
+    experiment_url: str | None,
+) -> RunSummary:
+    """The summary of a rescored run."""
+    planned = set(journal.header.case_ids)
+    return summarize(
+        scores.values(),
+        scoring,
+        cases=[c for c in suite.cases if c.id in planned],
+        suite_name=suite.name,
+        run_id=journal.run_id,
+        experiment_url=experiment_url,
+    )

@@ -22,7 +22,7 @@ from stateval.run._scoring import Scoring, score_case
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
 __all__ = [
     "CaseSpan",

@@ -1,106 +1,23 @@
-"""A whole run: journal (new or resumed), tracing and uploads when Phoenix is on, the summary;
-and rescoring a journaled run under a suite's current policies and thresholds."""
+"""A whole run: journal (new or resumed), tracing and uploads when Phoenix is on, the summary.
+Rescoring a journaled run is in ``_rescore.py``."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
 from stateval.mutators import LLMMutator
 from stateval.run._journal import Journal, RunHeader, list_runs
+from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
-from stateval.run._runner import execute, journaled_scores
-from stateval.run._scoring import RunSummary, Scoring, summarize
+from stateval.run._runner import execute
+from stateval.run._scoring import Scoring, summarize
 from stateval.run._shard import Shard, shard_group
 from stateval.suite import FieldsAs, Suite
 
-__all__ = [
-    "OnScored",
-    "PhoenixTarget",
-    "RunOutcome",
-    "UploadProgress",
-    "UploadStatus",
-    "close_clients",
-    "find_resumable",
-    "rescore",
-    "rescore_summary",
-    "rescore_to_phoenix",
-    "rescored_scores",
-    "run_suite",
-    "start_journal",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class PhoenixTarget:
-    """The Phoenix server a run reports to.
-
-    Attributes:
-        url: Its base URL (``http://127.0.0.1:6006``).
-        api_key: Sent as a bearer token when set (``PHOENIX_API_KEY``).
-    """
-
-    url: str
-    api_key: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class UploadProgress:
-    """How far the upload to Phoenix has come, at one moment.
-
-    Attributes:
-        sent: Evaluations and span annotations stored so far in this invocation.
-        total: How many it has to store (final once scoring has ended).
-        started: `time.monotonic` when the upload began (for rates and ETAs).
-        error: Why uploading stopped, if it did.
-    """
-
-    sent: int
-    total: int
-    started: float
-    error: str | None = None
-
-
-OnScored = Callable[[RunSummary, Callable[[], UploadProgress] | None], None]
-"""Called once scoring has ended, before the upload is waited for: the summary, and (when the
-run reports to Phoenix) a function giving the upload's progress at any moment."""
-
-
-@dataclass(frozen=True, slots=True)
-class UploadStatus:
-    """What reached Phoenix in this invocation.
-
-    Attributes:
-        runs: Experiment runs posted now.
-        evaluations: Evaluations posted now.
-        skipped: Cases already uploaded before (resume).
-        pending: Cases not (fully) uploaded; ``stateval run --resume`` finishes them.
-        error: Why uploading stopped, if it did.
-        experiment_url: The experiment in the Phoenix UI.
-        spans: Spans Phoenix accepted in this invocation (kept ones sent again included).
-        spans_kept: Spans Phoenix did not accept, kept in the journal for ``--resume``.
-    """
-
-    runs: int = 0
-    evaluations: int = 0
-    skipped: int = 0
-    pending: int = 0
-    error: str | None = None
-    experiment_url: str | None = None
-    spans: int = 0
-    spans_kept: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """A finished (or interrupted and summarised) run."""
-
-    summary: RunSummary
-    journal: Journal
-    upload: UploadStatus | None = None
+__all__ = ["close_clients", "find_latest", "find_resumable", "run_suite", "start_journal"]
 
 
 def _git_commit(folder: Path) -> str | None:
@@ -292,70 +209,3 @@ async def close_clients(suite: Suite) -> None:
         await close()
     if suite.judge is not None:
         await suite.judge.aclose()
-
-
-def rescore(suite: Suite, journal: Journal) -> RunSummary:
-    """Score a journaled run again under ``suite``'s policies, slots, checks and thresholds.
-
-    The mutator is not called: the journaled post-states are compared with the suite's
-    expected states. Nothing is sent to Phoenix (`stateval.run.rescore_to_phoenix` does).
-
-    Raises:
-        JournalError: The run has no results, or holds cases the suite does not.
-    """
-    scoring, scores = rescored_scores(suite, journal)
-    # no experiment URL: the run's own experiment holds the old scores, not these
-    return rescore_summary(suite, journal, scoring, scores, None)
-
-
-async def rescore_to_phoenix(
-    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
-) -> RunOutcome:
-    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
-
-    One run per case (the stored output, linked to the original trace) with every evaluation
-    of the new scoring; see `stateval.run._rescore`. Upload problems are in the outcome's
-    `UploadStatus`; the summary is complete either way.
-
-    Raises:
-        JournalError: The run has no results, or holds cases the suite does not.
-    """
-    from stateval.run._rescore import rescore_with_phoenix
-
-    return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
-
-
-def rescored_scores(suite: Suite, journal: Journal) -> tuple[Scoring, dict[str, CaseScore]]:
-    """The scoring of ``suite`` now and the journaled cases' scores under it.
-
-    Raises:
-        JournalError: The run has no results, or holds cases the suite does not.
-    """
-    unknown = [c for c in journal.results if suite.case(c) is None]
-    if unknown:
-        raise JournalError(
-            f"run {journal.run_id} has cases {suite.path} does not define: {unknown[:5]}"
-        )
-    if not journal.results:
-        raise JournalError(f"run {journal.run_id} has no case results to rescore")
-    scoring = Scoring.from_suite(suite)
-    return scoring, journaled_scores(suite, journal, scoring)
-
-
-def rescore_summary(
-    suite: Suite,
-    journal: Journal,
-    scoring: Scoring,
-    scores: dict[str, CaseScore],
-    experiment_url: str | None,
-) -> RunSummary:
-    """The summary of a rescored run."""
-    planned = set(journal.header.case_ids)
-    return summarize(
-        scores.values(),
-        scoring,
-        cases=[c for c in suite.cases if c.id in planned],
-        suite_name=suite.name,
-        run_id=journal.run_id,
-        experiment_url=experiment_url,
-    )
