@@ -39,7 +39,7 @@ from stateval.errors import EvaluationError, MutatorError, MutatorOutputError
 from stateval.mutators import MutatorLike, StructuredInput, as_mutator
 from stateval.state import InterpretiveState
 
-__all__ = ["EvaluationContext", "LLMEvaluator", "MutatorEvaluationResult"]
+__all__ = ["EvaluationContext", "LLMEvaluator", "MutatorEvaluationResult", "MutatorEvaluator"]
 
 _ERROR_LIMIT = 500
 
@@ -118,6 +118,9 @@ class MutatorEvaluationResult:
 
 class LLMEvaluator:
     """Evaluates a mutator on an `EvaluationContext` (seed 000).
+
+    The name is seed 000's: it evaluates any mutator (LLM-driven or not) and calls no LLM
+    itself. `MutatorEvaluator` is the same class under a name that says so.
 
     Args:
         policies: How fields are compared (the seed rule, value and confidence equal, when None).
@@ -201,3 +204,8 @@ def _one_line(exc: BaseException) -> str:
     if len(text) > _ERROR_LIMIT:
         text = text[: _ERROR_LIMIT - 3] + "..."
     return text
+
+
+MutatorEvaluator = LLMEvaluator
+"""`LLMEvaluator` under a name that says what it does: it runs and scores a mutator (it calls no
+LLM itself; the seed 000 name stays)."""

@@ -5,6 +5,7 @@ mutant runs through the suite like the baseline did; a mutant is killed when the
 fails on it. Probes rate the suite along separate dimensions. The plugin API (`register_operator`,
 `Mutant`, `register_probe`, `ProbeResult`, `scorer_to_eval`, `case_get`, evals shaped
 ``fn(output, case) -> bool | EvalOutcome``) is stable: ``tests/test_plugin_contract.py`` pins it.
+The systems under test themselves are in `stateval.mutators`.
 """
 
 from __future__ import annotations

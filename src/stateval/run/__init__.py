@@ -18,6 +18,7 @@ from stateval.run._rescore import (
 )
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.run._runner import (
+    AllSinks,
     CaseSpan,
     SpanFactory,
     UploadSink,
@@ -46,6 +47,7 @@ from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
 
 __all__ = [
     "ENV_HOME",
+    "AllSinks",
     "CaseResult",
     "CaseScore",
     "CaseSpan",

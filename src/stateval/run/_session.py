@@ -12,7 +12,7 @@ from stateval.mutators import LLMMutator
 from stateval.run._journal import Journal, RunHeader, list_runs
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
-from stateval.run._runner import execute
+from stateval.run._runner import UploadSink, execute
 from stateval.run._scoring import Scoring, summarize
 from stateval.run._shard import Shard, shard_group
 from stateval.suite import FieldsAs, Suite
@@ -137,6 +137,7 @@ async def run_suite(
     *,
     concurrency: int,
     phoenix: PhoenixTarget | None = None,
+    sink: UploadSink | None = None,
     on_case: Callable[[CaseScore], None] | None = None,
     on_scored: OnScored | None = None,
 ) -> RunOutcome:
@@ -144,14 +145,17 @@ async def run_suite(
 
     With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
     linked experiment run with its evaluations (field scores as the journal's ``fields_as``
-    says); uploads overlap the mutator calls. Without it, the run is local: journal and
-    summary only. The suite's LLM clients are closed at the end (also on error).
+    says); uploads overlap the mutator calls. ``sink`` receives every scored case as well (or
+    alone, without ``phoenix``): an `UploadSink` of your own streams results anywhere. With
+    neither, the run is local: journal and summary only. The suite's LLM clients are closed at
+    the end (also on error).
 
     Args:
         suite: The suite, loaded with its mutator.
         journal: The run's journal (new, or one to resume).
         concurrency: Mutator calls at once.
         phoenix: The Phoenix server to report to.
+        sink: Receives every scored case (journaled ones of a resumed run too).
         on_case: Called with each newly scored case.
         on_scored: Called when scoring has ended, while the upload may still be going on (to
             show the summary at once and then the upload's progress).
@@ -174,6 +178,7 @@ async def run_suite(
                 concurrency=concurrency,
                 on_case=on_case,
                 on_scored=on_scored,
+                extra=sink,
             )
         scores = await execute(
             suite,
@@ -181,6 +186,7 @@ async def run_suite(
             scoring,
             mutator=suite.mutator,
             concurrency=concurrency,
+            sink=sink,
             on_case=on_case,
             judge=suite.judge,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from stateval.errors import PhoenixUnavailableError
@@ -36,6 +36,8 @@ class ExperimentClient(Protocol):
         name: str,
         description: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        splits: Sequence[str] | None = None,
+        repetitions: int = 1,
     ) -> ExperimentRef:
         """Create an experiment on ``dataset``."""
         ...
