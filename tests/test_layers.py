@@ -46,6 +46,8 @@ def private_cross_imports(package: Path) -> list[str]:
         owner = _owner(path, package)
         for line, module in _imports(path):
             parts = module.split(".")
+            if parts[0] != package.name:
+                continue  # a third-party library's internals are its own business
             for i, part in enumerate(parts):
                 if part.startswith("_") and not part.startswith("__"):
                     if i > 1 and ".".join(parts[:i]) != owner:
