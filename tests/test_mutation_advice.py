@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from stateval import InterpretiveState, StructuredInput, ValueConfidence
 from stateval.cli._mutate import mutate
 from stateval.mutation import Mutant, MutationConfig, as_system, run_mutation
-from stateval.mutation._report import inert_summary
+from stateval.reports import inert_summary
 from stateval.suite import load_suite
 
 MODULE = """

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from stateval.cli import mutate
 from stateval.mutation import MutationConfig, run_mutation
-from stateval.mutation._report import print_mutation_report
+from stateval.reports import print_mutation_report
 from stateval.suite import load_suite
 
 MODULE = """

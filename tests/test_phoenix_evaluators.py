@@ -249,17 +249,20 @@ def test_delta_evaluators_split_changed_from_preserved_fields() -> None:
         case(expected, expected, pre=pre),
         # updated the email, forgot the phone, clobbered the name
         case(expected, {"name": "Bob", "email": "ada@new.org"}, pre=pre),
-        # nothing expected to change
+        # nothing expected to change, and nothing changed: the empty turn of the changed view
         case(pre, pre, pre=pre),
+        # nothing expected to change, but a field was set
+        case(pre, {**pre, "phone": "123"}, pre=pre),
     ]
     results = run(rows, [changed_fields_accuracy(), preserved_fields_accuracy()])
     changed = [r["changed_fields_accuracy"] for r in results]
     preserved = [r["preserved_fields_accuracy"] for r in results]
-    assert [c.get("score") for c in changed] == [1.0, 0.5, None]
-    assert [p.get("score") for p in preserved] == [1.0, 0.0, 1.0]
+    assert [c.get("score") for c in changed] == [1.0, 0.5, None, 0.0]
+    assert [p.get("score") for p in preserved] == [1.0, 0.0, 1.0, 1.0]
     assert "missing: phone" in changed[1]["explanation"]
     assert "mismatched: name" in preserved[1]["explanation"]
     assert changed[2]["label"] == "empty"
+    assert "extra: phone" in changed[3]["explanation"]
 
 
 def test_slot_accuracy_scores_schema_slots_only() -> None:

@@ -39,7 +39,13 @@ from stateval.errors import EvaluationError, MutatorError, MutatorOutputError
 from stateval.mutators import MutatorLike, StructuredInput, as_mutator
 from stateval.state import InterpretiveState
 
-__all__ = ["EvaluationContext", "LLMEvaluator", "MutatorCall", "MutatorEvaluationResult"]
+__all__ = [
+    "EvaluationContext",
+    "LLMEvaluator",
+    "MutatorCall",
+    "MutatorEvaluationResult",
+    "MutatorEvaluator",
+]
 
 _ERROR_LIMIT = 500
 
@@ -138,6 +144,9 @@ class MutatorEvaluationResult:
 class LLMEvaluator:
     """Evaluates a mutator on an `EvaluationContext` (seed 000).
 
+    The name is seed 000's: it evaluates any mutator (LLM-driven or not) and calls no LLM
+    itself. `MutatorEvaluator` is the same class under a name that says so.
+
     Args:
         policies: How fields are compared (the seed rule, value and confidence equal, when None).
             A context's own ``policies`` take precedence.
@@ -228,3 +237,8 @@ def _one_line(exc: BaseException) -> str:
     if len(text) > _ERROR_LIMIT:
         text = text[: _ERROR_LIMIT - 3] + "..."
     return text
+
+
+MutatorEvaluator = LLMEvaluator
+"""`LLMEvaluator` under a name that says what it does: it runs and scores a mutator (it calls no
+LLM itself; the seed 000 name stays)."""

@@ -82,7 +82,7 @@ app.add_typer(model_app, name="model")
 
 
 def _home() -> Path:
-    from stateval.run._target import stateval_home
+    from stateval.run import stateval_home
 
     return stateval_home()
 
@@ -149,7 +149,7 @@ def _fields_as(value: str | None) -> FieldsAs | None:
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
-    from stateval.run._target import resolve_phoenix
+    from stateval.run import resolve_phoenix
 
     return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, announce=_stderr().print)
 

@@ -34,8 +34,7 @@ from stateval.cli._common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.mutation._runner import MutationReport
-    from stateval.mutation._score import MutantResult
+    from stateval.mutation import MutantResult, MutationReport
     from stateval.run import PhoenixTarget
 
 __all__ = ["mutate"]
@@ -127,7 +126,7 @@ def mutate(
             phoenix_url=phoenix_url,
             phoenix_mutants="all" if phoenix_all else "survivors",
         )
-    from stateval.mutation._report import print_mutation_report
+    from stateval.reports import print_mutation_report
 
     print_mutation_report(report, report_console(), fail_under=gate)
     raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW_THRESHOLD)
@@ -138,7 +137,7 @@ def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
     ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
     from rich.console import Console
 
-    from stateval.run._target import resolve_phoenix
+    from stateval.run import resolve_phoenix
 
     announce = Console(stderr=True, highlight=False).print
     target = resolve_phoenix(phoenix_url, False, None, announce=announce)
@@ -166,10 +165,14 @@ def _run(
     from rich.console import Console
 
     from stateval.errors import StatevalError
-    from stateval.mutation._plugins import load_plugins, resolve_operators
-    from stateval.mutation._report import write_mutation_json, write_mutation_junit
-    from stateval.mutation._runner import run_mutation
-    from stateval.mutation._settings import suite_config, suite_fail_under
+    from stateval.mutation import (
+        load_plugins,
+        resolve_operators,
+        run_mutation,
+        suite_config,
+        suite_fail_under,
+    )
+    from stateval.reports import write_mutation_json, write_mutation_junit
     from stateval.suite import load_suite
 
     load_plugins()
@@ -194,7 +197,7 @@ def _run(
             run_mutation(suite, config, on_plan=watch.plan, on_mutant=watch.mutant)
         )
     if target is not None:
-        from stateval.mutation._phoenix import log_mutation
+        from stateval.mutation import log_mutation
 
         if not err.is_terminal:
             err.print(f"logging to Phoenix at {target.url}", highlight=False)

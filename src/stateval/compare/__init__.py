@@ -1,11 +1,16 @@
-"""Comparison: match policies, field and state comparison, the delta view and slot metrics.
+"""Comparison: match policies, field and state comparison, the delta view, metrics and scores.
 
-This is where a field's expected and actual values are judged. A new match-policy option goes in
-`MatchPolicy` (``_policy.py``) and its rule in ``_match.py``; value normalisers live in
-``_normalize.py``; ``_comparison.py`` compares fields and states, ``_delta.py`` splits a
-comparison into changed and preserved fields, ``_metrics.py`` aggregates many comparisons,
-``_field_metrics.py`` gives each field of a case its outcome (correct, wrong, missing, extra,
-absent) and value credit, ``_run_metrics.py`` counts them into run, field and slice figures.
+This is where a field's expected and actual values are judged, and where every score comes from:
+
+- a new match-policy option goes in `MatchPolicy` (``_policy.py``) and its rule in
+  ``_match.py``; value normalisers live in ``_normalize.py``;
+- ``_comparison.py`` compares fields and states; ``_delta.py`` splits a comparison into the
+  fields to change and the fields to keep; ``_metrics.py`` aggregates many comparisons (slot
+  metrics, per-field aggregates); ``_field_metrics.py`` gives each field of a case its outcome
+  (correct, wrong, missing, extra, absent) and value credit; ``_run_metrics.py`` counts them into
+  run, field and slice figures;
+- ``_scores.py`` is the one scoring core: every state-level and per-field score of a case,
+  derived from one comparison. The runner, the Phoenix evaluators and the harness adapt it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from stateval.compare._comparison import (
     compare_field,
     compare_states,
 )
-from stateval.compare._delta import DeltaComparison, compare_delta
+from stateval.compare._delta import DeltaComparison, compare_delta, split_delta
 from stateval.compare._field_metrics import (
     CaseMetrics,
     FieldMetrics,
@@ -53,10 +58,21 @@ from stateval.compare._run_metrics import (
     lookup,
     slice_values,
 )
+from stateval.compare._scores import (
+    FIELD_PREFIX,
+    STATE_SCORES,
+    CaseScores,
+    ScoreValue,
+    score_comparison,
+    view_accuracy,
+)
 
 __all__ = [
+    "FIELD_PREFIX",
     "NORMALIZERS",
+    "STATE_SCORES",
     "CaseMetrics",
+    "CaseScores",
     "ConfidenceMode",
     "DeltaComparison",
     "FieldAggregate",
@@ -72,6 +88,7 @@ __all__ = [
     "Normalizer",
     "Outcome",
     "RunMetrics",
+    "ScoreValue",
     "SlotMetrics",
     "SlotOutcome",
     "StateComparison",
@@ -88,7 +105,10 @@ __all__ = [
     "normalize_text",
     "parse_number",
     "prf",
+    "score_comparison",
     "slice_values",
     "slot_metrics",
+    "split_delta",
+    "view_accuracy",
     "worst_fields",
 ]

@@ -8,7 +8,7 @@ from stateval.compare._comparison import StateComparison, compare_field, compare
 from stateval.compare._policy import FieldPolicies, MatchPolicy
 from stateval.state import InterpretiveState
 
-__all__ = ["DeltaComparison", "compare_delta"]
+__all__ = ["DeltaComparison", "compare_delta", "split_delta"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,22 @@ def compare_delta(
     fields it should have kept scores below 1.0 on `DeltaComparison.preserved_accuracy`.
     """
     resolved = FieldPolicies.of(policies)
+    return split_delta(compare_states(expected, actual, resolved), pre, expected, resolved)
+
+
+def split_delta(
+    comparison: StateComparison,
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    policies: FieldPolicies | MatchPolicy | None = None,
+) -> DeltaComparison:
+    """Split an existing comparison of ``expected`` with an actual state into the delta view.
+
+    ``comparison`` is not recomputed (a field an LLM judge ruled on keeps its verdict): its
+    fields are sorted into the changed and preserved views by comparing ``expected`` with
+    ``pre`` under each field's policy, as `compare_delta` does.
+    """
+    resolved = FieldPolicies.of(policies)
     changed: list[str] = []
     preserved: list[str] = []
     for path in expected.paths():
@@ -77,12 +93,9 @@ def compare_delta(
         (preserved if same and same.matched else changed).append(path)
     changed += [p for p in pre.paths() if p not in expected and not resolved.for_path(p).ignore]
     keep = set(preserved)
-    everything = expected.paths() + pre.paths() + actual.paths()
     return DeltaComparison(
-        changed=compare_states(
-            expected, actual, resolved, paths=[p for p in everything if p not in keep]
-        ),
-        preserved=compare_states(expected, actual, resolved, paths=preserved),
+        changed=StateComparison(tuple(f for f in comparison.fields if f.path not in keep)),
+        preserved=StateComparison(tuple(f for f in comparison.fields if f.path in keep)),
         changed_paths=tuple(changed),
         preserved_paths=tuple(preserved),
     )

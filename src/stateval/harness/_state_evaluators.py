@@ -12,14 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from stateval.compare import (
-    FieldPolicies,
-    MatchPolicy,
-    StateComparison,
-    compare_delta,
-    compare_states,
-    slot_metrics,
-)
+from stateval.compare import FieldPolicies, MatchPolicy, compare_states, score_comparison
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.harness._types import EvaluationResult, EvaluationScoreType
 from stateval.state import InterpretiveState
@@ -43,6 +36,9 @@ STATE_METRICS: tuple[StateMetric, ...] = (
     "preserved_fields_accuracy",
     "slot_accuracy",
 )
+
+
+_DETAILS = 5
 
 
 def _state(value: object, what: str) -> InterpretiveState:
@@ -131,41 +127,27 @@ class StateEvaluator:
             raise EvaluationConfigError(f"state evaluator policies: {exc}") from exc
 
     async def evaluate(self, input: Any, output: Any, reference: Any) -> EvaluationResult:
-        """Compare ``output`` (the actual post-state) with ``reference`` (the expected one)."""
+        """Compare ``output`` (the actual post-state) with ``reference`` (the expected one).
+
+        The score, explanation and counts come from the one scoring core
+        (`stateval.compare.score_comparison`), so they equal ``stateval run``'s.
+        """
         actual = _state(output, "output")
         expected = _state(reference, "reference")
-        score_type = self.score_types[self.metric]
-        if self.metric == "slot_accuracy":
-            slots = slot_metrics([(expected, actual)], self.schema, self.policies)
-            return EvaluationResult(
-                slots.slot_accuracy,
-                score_type,
-                f"slot accuracy {slots.slot_accuracy:.3f} over {len(self.schema)} slots",
-                {"precision": slots.precision, "recall": slots.recall, "f1": slots.f1},
-            )
-        if self.metric in ("changed_fields_accuracy", "preserved_fields_accuracy"):
-            delta = compare_delta(_pre_state(input), expected, actual, self.policies)
-            changed = self.metric == "changed_fields_accuracy"
-            side = delta.changed if changed else delta.preserved
-            score = delta.changed_accuracy if changed else delta.preserved_accuracy
-            what = "changed" if changed else "preserved"
-            return EvaluationResult(
-                score, score_type, f"{what} fields: {_summary(side)}", _counts(side)
-            )
-        comparison = compare_states(expected, actual, self.policies)
-        if self.metric == "overall_match":
-            score = 1.0 if comparison.overall_match else 0.0
-        else:
-            score = comparison.accuracy_score
-        return EvaluationResult(score, score_type, _summary(comparison), _counts(comparison))
-
-
-def _counts(comparison: StateComparison) -> dict[str, Any]:
-    return {**comparison.counts, "accuracy": comparison.accuracy_score}
-
-
-def _summary(comparison: StateComparison) -> str:
-    wrong = [f"{f.path}: {f.explanation}" for f in comparison.fields if not f.matched]
-    counts = ", ".join(f"{n} {status}" for status, n in comparison.counts.items() if n)
-    head = counts or "no fields"
-    return head if not wrong else f"{head}; " + "; ".join(wrong[:5])
+        delta = self.metric in ("changed_fields_accuracy", "preserved_fields_accuracy")
+        scores = score_comparison(
+            compare_states(expected, actual, self.policies),
+            policies=self.policies,
+            pre=_pre_state(input) if delta else None,
+            expected=expected,
+            slots=self.schema if self.metric == "slot_accuracy" else None,
+        )
+        score = scores.metric(self.metric)
+        assert score is not None  # the pre-state and the schema are given
+        wrong = [f"{f.name}: {f.explanation}" for f in scores.fields() if f.score != 1.0]
+        feedback = "; ".join([score.explanation, *wrong[:_DETAILS]])
+        # an empty delta view has nothing to score: it passes (Phoenix leaves it unscored)
+        value = 1.0 if score.score is None else score.score
+        return EvaluationResult(
+            value, self.score_types[self.metric], feedback, dict(score.metadata)
+        )

@@ -5,14 +5,17 @@ mutant runs through the suite like the baseline did; a mutant is killed when the
 fails on it. Probes rate the suite along separate dimensions. The plugin API (`register_operator`,
 `Mutant`, `register_probe`, `ProbeResult`, `scorer_to_eval`, `case_get`, evals shaped
 ``fn(output, case) -> bool | EvalOutcome``) is stable: ``tests/test_plugin_contract.py`` pins it.
+The systems under test themselves are in `stateval.mutators`.
 """
 
 from __future__ import annotations
 
+from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
+from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._mutant import Mutant, Operator
 from stateval.mutation._operators import STATE_OPERATORS, near_miss
-from stateval.mutation._phoenix import MutationExperiments, log_mutation
+from stateval.mutation._phoenix import log_mutation
 from stateval.mutation._plugins import (
     EVALS,
     OPERATORS,
@@ -27,8 +30,14 @@ from stateval.mutation._plugins import (
 )
 from stateval.mutation._probes import BUILTIN_PROBES, Probe, ProbeContext, ProbeResult
 from stateval.mutation._prompt_operators import PROMPT_OPERATORS
-from stateval.mutation._runner import MutationConfig, MutationReport, run_mutation, run_probes
-from stateval.mutation._score import MutantResult, MutationScore, severity, wilson_interval
+from stateval.mutation._runner import MutationReport, run_mutation, run_probes
+from stateval.mutation._score import (
+    STATUSES,
+    MutantResult,
+    MutationScore,
+    severity,
+    wilson_interval,
+)
 from stateval.mutation._settings import resolve_eval, suite_config, suite_fail_under
 from stateval.mutation._system import (
     OutputTransform,
@@ -47,6 +56,7 @@ __all__ = [
     "PROBES",
     "PROMPT_OPERATORS",
     "STATE_OPERATORS",
+    "STATUSES",
     "Eval",
     "EvalOutcome",
     "Mutant",

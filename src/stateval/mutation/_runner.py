@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from stateval.errors import MutationError, PluginError
 from stateval.evaluation import EvaluationContext, LLMEvaluator
+from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, eval_name, is_llm_eval, run_eval
-from stateval.mutation._mutant import Mutant, Operator
+from stateval.mutation._mutant import Mutant
 from stateval.mutation._plugins import PROBES, generate_mutants, resolve_operators
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
 from stateval.mutation._score import STATUSES, MutantResult, MutationScore, severity
+from stateval.mutation._settings import suite_config
 from stateval.mutation._suggest import (
     ChangedCase,
     closest_call,
@@ -45,38 +47,11 @@ from stateval.run import CaseResult, CaseScore, RunSummary, Scoring, score_case,
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
-    from stateval.mutation._phoenix import MutationExperiments
+    from stateval.mutation._experiments import MutationExperiments
 
 __all__ = ["MutationConfig", "MutationReport", "run_mutation", "run_probes"]
 
 _KILL_LINES = 10
-
-
-@dataclass(frozen=True, slots=True)
-class MutationConfig:
-    """How to mutation-test a suite.
-
-    Args:
-        operators: Operator names or callables, or a comma-separated string (default: every
-            registered operator).
-        seed: Seeds the operators' random choices and the mutant sample.
-        evals: Extra evals ``fn(output, case) -> bool | EvalOutcome`` run on every case.
-        probes: Probe names or callables (default: every registered probe).
-        concurrency: Mutator calls at once.
-        max_calls: Paid calls allowed (LLM mutator calls and ``is_llm`` evals); mutants that
-            would exceed it are skipped.
-        max_mutants: Evaluate a seeded random sample of this many mutants.
-        limit: Use only the suite's first ``limit`` cases.
-    """
-
-    operators: Sequence[str | Operator] | str | None = None
-    seed: int = 0
-    evals: Sequence[Eval] = ()
-    probes: Sequence[str | Probe] | None = None
-    concurrency: int = 8
-    max_calls: int | None = None
-    max_mutants: int | None = None
-    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,8 +387,6 @@ async def run_mutation(
             operator or eval that is not registered.
     """
     if config is None:
-        from stateval.mutation._settings import suite_config
-
         config = suite_config(suite)
     chosen = mutator if mutator is not None else suite.mutator
     if chosen is None:

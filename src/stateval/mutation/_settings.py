@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stateval.errors import PluginError, StatevalError, SuiteProblemsError
+from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval
 from stateval.mutation._mutant import Operator
 from stateval.mutation._plugins import EVALS, OPERATORS, load_plugins, resolve_operators
-from stateval.mutation._runner import MutationConfig
 from stateval.mutators import load_callable
 from stateval.suite import Suite
 

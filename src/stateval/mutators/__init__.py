@@ -1,5 +1,8 @@
 """Mutators: the systems under test, and the pieces to build them (seed 000).
 
+Not to be confused with `stateval.mutation`, which *degrades* a mutator into mutants to test
+an evaluation suite (seed 002).
+
 A mutator is anything with ``async mutate(state, input) -> InterpretiveState`` (`Mutator`).
 `LLMMutator` asks an LLM client (subclass `BaseLLMClient`) for JSON updates; `PythonMutator`
 wraps a plain function; `ReplayMutator` returns outputs recorded before; `as_mutator` accepts

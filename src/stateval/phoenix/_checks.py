@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 
 from phoenix.evals import Evaluator, Score
 
-from stateval import checks
+import stateval.checks as checks
 from stateval.checks import CheckResult, Criterion, field_value, parse_criteria
 from stateval.errors import EvaluationConfigError, FieldNotFoundError, StateError
 from stateval.phoenix._evaluators import code_evaluator, error_score

@@ -4,7 +4,9 @@ Each factory returns an evaluator built with ``phoenix.evals.create_evaluator(ki
 binds Phoenix's parameters (``output``: the task output, ``expected``: the example output,
 ``input``: the example input) and returns one `Score`, so it works in
 ``phoenix.evals.evaluate_dataframe`` and in ``phoenix.client``'s ``run_experiment`` alike. The
-states are read with `coerce_state` (see ``_coerce`` for the wire format).
+states are read with `coerce_state` (see `stateval.wire` for the wire format). The numbers,
+labels and explanations come from the one scoring core, `stateval.compare.score_comparison`, so
+they are the ones ``stateval run`` reports.
 
 A task output that reports an error (``{"error": "..."}``), or that holds no readable state, scores
 0.0 with label ``"error"`` and the reason as explanation: an evaluator never raises on a bad case.
@@ -26,12 +28,13 @@ from phoenix.client.resources.experiments.types import ExperimentEvaluation
 from phoenix.evals import Evaluator, Score, create_evaluator
 
 from stateval.compare import (
+    FIELD_PREFIX,
+    CaseScores,
     FieldPolicies,
     MatchPolicy,
-    StateComparison,
-    compare_delta,
+    ScoreValue,
     compare_states,
-    slot_metrics,
+    score_comparison,
 )
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
@@ -51,14 +54,9 @@ __all__ = [
     "state_accuracy",
 ]
 
-#: Per-field evaluations are named ``field:<path>``.
-FIELD_PREFIX = "field:"
-
 Policies: TypeAlias = "FieldPolicies | MatchPolicy | Mapping[str, Any] | None"
 """Field policies as a `FieldPolicies`, one `MatchPolicy` for all paths, suite-file data
 (``{pattern: {option: value}}``), or None for the seed rule."""
-
-_LIST_LIMIT = 5
 
 
 def read_policies(policies: Policies) -> FieldPolicies:
@@ -107,50 +105,47 @@ def read_case(output: Any, expected: Any) -> CaseStates | Score:
     return CaseStates(wanted, actual)
 
 
-def _judged(
+def _scores(
     case: CaseStates,
     policies: FieldPolicies,
     judge: FieldJudge | None,
+    *,
     paths: list[str] | None = None,
-) -> JudgedComparison:
-    comparison = compare_states(case.expected, case.actual, policies, paths=paths)
-    return judge_comparison(comparison, judge)
+    pre: InterpretiveState | None = None,
+    slots: list[str] | None = None,
+) -> tuple[CaseScores, JudgedComparison]:
+    """The case's scores from one comparison, judged by ``judge`` where a policy asks."""
+    judged = judge_comparison(
+        compare_states(case.expected, case.actual, policies, paths=paths), judge
+    )
+    scores = score_comparison(
+        judged.comparison,
+        policies=policies,
+        pre=pre,
+        expected=case.expected if pre is not None else None,
+        slots=slots,
+        judge_errors={p: v.explanation for p, v in judged.verdicts.items() if not v.ok},
+        judged=[p for p, v in judged.verdicts.items() if v.ok],
+    )
+    return scores, judged
 
 
-def _listed(label: str, paths: tuple[str, ...]) -> str:
-    shown = ", ".join(paths[:_LIST_LIMIT])
-    if len(paths) > _LIST_LIMIT:
-        shown += f" (+{len(paths) - _LIST_LIMIT} more)"
-    return f"{label}: {shown}"
-
-
-def _summary(comparison: StateComparison, judged: JudgedComparison | None = None) -> str:
-    n = comparison.n_expected
-    parts = [f"{len(comparison.matching)} of {n} expected fields match"]
-    for label, paths in (
-        ("mismatched", comparison.mismatched),
-        ("missing", comparison.missing),
-        ("extra", comparison.extra),
-    ):
-        if paths:
-            parts.append(_listed(label, paths))
-    if judged is not None and judged.judge_errors:
-        parts.append(_listed("judge_error", tuple(judged.judge_errors)))
-    return "; ".join(parts)
-
-
-def _counts_metadata(judged: JudgedComparison) -> dict[str, Any]:
-    meta: dict[str, Any] = dict(judged.comparison.counts)
-    if judged.verdicts:
-        meta["judged"] = {p: v.label for p, v in judged.verdicts.items()}
-    return meta
+def as_score(value: ScoreValue) -> Score:
+    """A core score as a Phoenix `Score`."""
+    return Score(
+        score=value.score,
+        label=value.label,
+        explanation=value.explanation,
+        metadata=dict(value.metadata),
+    )
 
 
 def state_accuracy(policies: Policies = None, *, judge: FieldJudge | None = None) -> Evaluator:
     """``state_accuracy``: matching / (matching + mismatched + missing) expected fields.
 
-    The seed's ``accuracy_score`` (0.0 when the expected state is empty). Fields whose policy
-    asks for an LLM judge are judged first when ``judge`` is given.
+    The seed's ``accuracy_score``, except on the empty turn (nothing expected, nothing
+    produced), which scores 1.0 with label ``empty``. Fields whose policy asks for an LLM judge
+    are judged first when ``judge`` is given.
     """
     resolved = read_policies(policies)
 
@@ -158,13 +153,7 @@ def state_accuracy(policies: Policies = None, *, judge: FieldJudge | None = None
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
-        judged = _judged(case, resolved, judge)
-        comparison = judged.comparison
-        return Score(
-            score=comparison.accuracy_score,
-            explanation=_summary(comparison, judged),
-            metadata=_counts_metadata(judged),
-        )
+        return as_score(_scores(case, resolved, judge)[0].state_accuracy())
 
     return code_evaluator("state_accuracy", ("output", "expected"), evaluate)
 
@@ -177,14 +166,7 @@ def overall_match(policies: Policies = None, *, judge: FieldJudge | None = None)
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
-        judged = _judged(case, resolved, judge)
-        ok = judged.comparison.overall_match
-        return Score(
-            score=float(ok),
-            label="match" if ok else "mismatch",
-            explanation=_summary(judged.comparison, judged),
-            metadata=_counts_metadata(judged),
-        )
+        return as_score(_scores(case, resolved, judge)[0].overall_match())
 
     return code_evaluator("overall_match", ("output", "expected"), evaluate)
 
@@ -202,23 +184,10 @@ def _delta_evaluator(
             pre = pre_state_of(input)
         except StateError as exc:
             return error_score(str(exc))
-        delta = compare_delta(pre, case.expected, case.actual, resolved)
-        part: StateComparison = delta.changed if view == "changed" else delta.preserved
-        judged = judge_comparison(part, judge)
-        comparison = judged.comparison
-        if comparison.n_expected == 0:
-            what = "change" if view == "changed" else "keep"
-            extra = f"; {_listed('extra', comparison.extra)}" if comparison.extra else ""
-            return Score(
-                label="empty",
-                explanation=f"the case expects the mutator to {what} no field{extra}",
-                metadata=_counts_metadata(judged),
-            )
-        return Score(
-            score=comparison.accuracy_score,
-            explanation=f"{view}: {_summary(comparison, judged)}",
-            metadata=_counts_metadata(judged),
-        )
+        scores = _scores(case, resolved, judge, pre=pre)[0]
+        score = scores.metric(name)
+        assert score is not None  # the pre-state is given
+        return as_score(score)
 
     return code_evaluator(name, ("output", "expected", "input"), evaluate)
 
@@ -229,7 +198,7 @@ def changed_fields_accuracy(
     """``changed_fields_accuracy``: accuracy over the fields the case expects to change.
 
     Needs the pre-state in ``input["pre_state"]``. A case that expects no change gets no score
-    and label ``empty``.
+    and label ``empty`` when the mutator changed nothing either, 0.0 when it set a field.
     """
     return _delta_evaluator("changed_fields_accuracy", "changed", policies, judge)
 
@@ -246,12 +215,17 @@ def preserved_fields_accuracy(
 
 
 def slot_accuracy(
-    schema: list[str] | tuple[str, ...], policies: Policies = None, *, name: str = "slot_accuracy"
+    schema: list[str] | tuple[str, ...],
+    policies: Policies = None,
+    *,
+    name: str = "slot_accuracy",
+    judge: FieldJudge | None = None,
 ) -> Evaluator:
     """``slot_accuracy``: the fraction of ``schema`` slots that are right in this case.
 
-    A slot absent from both states is right (dialogue-state-tracking convention). The judge is
-    not consulted (slots use the deterministic rule).
+    A slot absent from both states is right (dialogue-state-tracking convention). A slot whose
+    policy asks for an LLM judge counts as ``judge`` rules (as in ``stateval run``); without a
+    judge, by the deterministic rule.
     """
     if isinstance(schema, str):
         raise TypeError("schema must be a sequence of slot paths, not a string")
@@ -262,23 +236,9 @@ def slot_accuracy(
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
-        metrics = slot_metrics([(case.expected, case.actual)], slots, resolved)
-        wrong = tuple(s for s, acc in metrics.per_slot.items() if acc < 1.0)
-        right = metrics.n_slots - len(wrong)
-        explanation = f"{right} of {metrics.n_slots} slots right"
-        if wrong:
-            explanation += f"; {_listed('wrong', wrong)}"
-        return Score(
-            score=metrics.slot_accuracy,
-            label="all_right" if not wrong else "some_wrong",
-            explanation=explanation,
-            metadata={
-                "n_slots": metrics.n_slots,
-                "tp": metrics.tp,
-                "fp": metrics.fp,
-                "fn": metrics.fn,
-            },
-        )
+        score = _scores(case, resolved, judge, paths=slots, slots=slots)[0].slot_accuracy()
+        assert score is not None  # the schema is given
+        return as_score(score)
 
     return code_evaluator(name, ("output", "expected"), evaluate)
 
@@ -286,37 +246,13 @@ def slot_accuracy(
 # -- per field ------------------------------------------------------------------------------
 
 
-def _field_payload(path: str, judged: JudgedComparison, policies: FieldPolicies) -> Score:
-    if policies.for_path(path).ignore:
-        return Score(label="ignored", explanation=f"the policy of {path!r} ignores it")
-    fc = judged.comparison.field(path)
-    if fc is None:
-        return Score(label="absent", explanation=f"neither state holds {path!r}")
-    metadata: dict[str, Any] = {
-        "path": path,
-        "status": fc.status.value,
-        "expected": None if fc.expected is None else fc.expected.to_dict(),
-        "actual": None if fc.actual is None else fc.actual.to_dict(),
-    }
-    if fc.similarity is not None:
-        metadata["similarity"] = fc.similarity
+def _field_payload(path: str, scores: CaseScores, judged: JudgedComparison) -> Score:
+    score = as_score(scores.field(path))
     verdict = judged.verdicts.get(path)
-    if verdict is not None:
-        metadata["judge"] = verdict.label
-        metadata["judge_cached"] = verdict.cached
-        if not verdict.ok:
-            return Score(
-                score=0.0,
-                label="judge_error",
-                explanation=f"{fc.explanation}; judge error: {verdict.explanation}",
-                metadata=metadata,
-            )
-    return Score(
-        score=fc.score,
-        label=fc.status.value,
-        explanation=fc.explanation,
-        metadata=metadata,
-    )
+    if verdict is not None and score.metadata is not None:
+        score.metadata["judge"] = verdict.label
+        score.metadata["judge_cached"] = verdict.cached
+    return score
 
 
 def field_evaluator(
@@ -349,7 +285,8 @@ def field_evaluator(
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
-        return _field_payload(path, _judged(case, resolved, judge, [path]), resolved)
+        scores, judged = _scores(case, resolved, judge, paths=[path])
+        return _field_payload(path, scores, judged)
 
     return code_evaluator(f"{FIELD_PREFIX}{path}", ("output", "expected"), evaluate)
 
@@ -396,9 +333,9 @@ def field_scores(
             if wanted is not None:
                 listed = [p for p in listed if p in wanted]
             return [_as_evaluation(f"{FIELD_PREFIX}{p}", case) for p in listed]
-        judged = _judged(case, resolved, judge, wanted)
+        scores, judged = _scores(case, resolved, judge, paths=wanted)
         return [
-            _as_evaluation(f"{FIELD_PREFIX}{f.path}", _field_payload(f.path, judged, resolved))
+            _as_evaluation(f"{FIELD_PREFIX}{f.path}", _field_payload(f.path, scores, judged))
             for f in judged.comparison.fields
         ]
 

@@ -14,7 +14,7 @@ llama.cpp), use `stateval.phoenix._llm.OpenAICompatibleLLM`: its calls go throug
 dialects (llama.cpp's server rejects OpenAI's ``json_schema`` form with an HTTP 500, on which
 phoenix's own openai adapter gives up)::
 
-    from stateval.mutators._openai import OpenAICompatibleClient
+    from stateval.mutators import OpenAICompatibleClient
     client = OpenAICompatibleClient("qwen2.5-7b-instruct", base_url="http://localhost:8000/v1",
                                     api_key_env=None, timeout=30.0)
     judge = FieldJudge(OpenAICompatibleLLM(client))  # from stateval.phoenix._llm

@@ -22,7 +22,7 @@ from phoenix.evals import LLM
 from phoenix.evals.llm.registries import PROVIDER_REGISTRY
 from phoenix.evals.llm.types import BaseLLMAdapter, ObjectGenerationMethod
 
-from stateval.mutators._openai import OpenAICompatibleClient
+from stateval.mutators import OpenAICompatibleClient
 
 __all__ = ["OPENAI_COMPATIBLE_PROVIDER", "OpenAICompatibleLLM"]
 
@@ -148,7 +148,7 @@ class OpenAICompatibleLLM(LLM):
             request sends Phoenix's schema).
 
     Example:
-        >>> from stateval.mutators._openai import OpenAICompatibleClient
+        >>> from stateval.mutators import OpenAICompatibleClient
         >>> llm = OpenAICompatibleLLM(
         ...     OpenAICompatibleClient("m", base_url="http://127.0.0.1:8080/v1", api_key_env=None)
         ... )

@@ -90,7 +90,7 @@ def evaluator_set(
         out.append(changed_fields_accuracy(resolved, judge=judge))
         out.append(preserved_fields_accuracy(resolved, judge=judge))
     if schema is not None:
-        out.append(slot_accuracy(list(schema), resolved))
+        out.append(slot_accuracy(list(schema), resolved, judge=judge))
     if every_field:
         out.extend(field_evaluator(p, resolved, judge=judge) for p in scored)
     elif scored:

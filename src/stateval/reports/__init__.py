@@ -1,5 +1,6 @@
-"""Reports of a run: terminal summary, JSON, JUnit XML, Markdown, HTML (with a regression
-section against a baseline, or a diff on its own page)."""
+"""Reports: of a run (terminal summary, JSON, JUnit XML, Markdown, HTML with a regression
+section against a baseline, or a diff on its own page) and of a mutation test (terminal, JSON,
+JUnit XML). A new report format goes here, one module per format."""
 
 from __future__ import annotations
 
@@ -8,6 +9,13 @@ from stateval.reports._html import HtmlSection, html_report, write_html_report
 from stateval.reports._json import write_json_report
 from stateval.reports._junit import junit_xml, write_junit_report
 from stateval.reports._markdown import markdown_report, write_markdown_report
+from stateval.reports._mutation import (
+    inert_summary,
+    mutation_junit_xml,
+    print_mutation_report,
+    write_mutation_json,
+    write_mutation_junit,
+)
 from stateval.reports._regressions import (
     diff_html_report,
     regression_section,
@@ -19,8 +27,11 @@ __all__ = [
     "HtmlSection",
     "diff_html_report",
     "html_report",
+    "inert_summary",
     "junit_xml",
     "markdown_report",
+    "mutation_junit_xml",
+    "print_mutation_report",
     "print_summary",
     "regression_section",
     "require_charts",
@@ -29,4 +40,6 @@ __all__ = [
     "write_json_report",
     "write_junit_report",
     "write_markdown_report",
+    "write_mutation_json",
+    "write_mutation_junit",
 ]

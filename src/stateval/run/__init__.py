@@ -3,8 +3,27 @@
 from __future__ import annotations
 
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
+from stateval.run._outcome import (
+    OnScored,
+    PhoenixTarget,
+    RunOutcome,
+    UploadProgress,
+    UploadStatus,
+)
+from stateval.run._rescore import (
+    rescore,
+    rescore_to_phoenix,
+    rescored_tally,
+)
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
-from stateval.run._runner import CaseSpan, SpanFactory, UploadSink, execute, journaled_repetitions
+from stateval.run._runner import (
+    AllSinks,
+    CaseSpan,
+    SpanFactory,
+    UploadSink,
+    execute,
+    journaled_repetitions,
+)
 from stateval.run._scoring import (
     FieldRow,
     RunSummary,
@@ -14,16 +33,9 @@ from stateval.run._scoring import (
     threshold_names,
 )
 from stateval.run._session import (
-    OnScored,
-    PhoenixTarget,
-    RunOutcome,
-    UploadProgress,
-    UploadStatus,
     close_clients,
     find_latest,
     find_resumable,
-    rescore,
-    rescore_to_phoenix,
     run_suite,
     start_journal,
 )
@@ -33,6 +45,7 @@ from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
 
 __all__ = [
     "ENV_HOME",
+    "AllSinks",
     "CaseResult",
     "CaseScore",
     "CaseSpan",
@@ -64,6 +77,7 @@ __all__ = [
     "new_run_id",
     "rescore",
     "rescore_to_phoenix",
+    "rescored_tally",
     "resolve_phoenix",
     "run_suite",
     "score_case",

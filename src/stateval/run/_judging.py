@@ -2,7 +2,7 @@
 
 A field whose policy says ``judge: llm`` goes to the judge only when the rule calls its values
 different. The runner asks right after the mutator call (`judge_result`) and the verdicts are
-journaled with the case's result; scoring (`apply_judgements`, `field_evaluation`) only reads
+journaled with the case's result; scoring (`apply_judgements`, `judge_errors`) only reads
 them, so resuming or rescoring never asks again. A verdict lands in the field's evaluation
 ``field:<path>`` with annotator kind ``LLM``; a judge that failed, or was never asked (no
 ``judge:`` block, or a policy or value that changed since the run), gives label ``judge_error``.
@@ -13,16 +13,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from stateval.compare import FieldComparison, FieldPolicies, StateComparison, compare_states
+from stateval.compare import (
+    FieldComparison,
+    FieldPolicies,
+    ScoreValue,
+    StateComparison,
+    compare_states,
+)
 from stateval.run._results import CaseResult, Evaluation, Judgement
 from stateval.suite import Case
 
 if TYPE_CHECKING:
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
-__all__ = ["apply_judgements", "field_evaluation", "judge_result"]
+__all__ = ["apply_judgements", "evaluation", "judge_errors", "judge_result"]
 
 NO_JUDGE = "no judge configured for a judge: llm policy (add a judge: block to the suite)"
 NOT_JUDGED = "not judged in this run (the field's policy or values changed since)"
@@ -78,17 +84,17 @@ def apply_judgements(
     return comparison, used
 
 
-def field_evaluation(
-    field: FieldComparison, judged: Mapping[str, Judgement | None], prefix: str = ""
-) -> Evaluation:
-    """The evaluation ``field:<path>`` of one compared field."""
-    name = f"field:{field.path}"
-    score = field.score
-    if field.path not in judged:
-        return Evaluation(name, score, field.status.value, prefix + field.explanation)
-    judgement = judged[field.path]
-    if judgement is None or not judgement.ok:
-        reason = NOT_JUDGED if judgement is None else judgement.explanation
-        explanation = f"{prefix}{field.explanation}; judge error: {reason}"
-        return Evaluation(name, score, "judge_error", explanation)
-    return Evaluation(name, score, field.status.value, prefix + field.explanation, "LLM")
+def judge_errors(judged: Mapping[str, Judgement | None]) -> dict[str, str]:
+    """Path -> why the judge could not rule on it, for fields without a usable verdict."""
+    return {
+        path: NOT_JUDGED if j is None else j.explanation
+        for path, j in judged.items()
+        if j is None or not j.ok
+    }
+
+
+def evaluation(score: ScoreValue) -> Evaluation:
+    """A core score as a run's `Evaluation` (an LLM verdict makes its annotator ``LLM``)."""
+    assert score.score is not None  # the caller leaves out what has nothing to score
+    kind: Literal["CODE", "LLM"] = "LLM" if score.judged else "CODE"
+    return Evaluation(score.name, score.score, score.label, score.explanation, kind)

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
 from stateval.run._journal import Journal
+from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
-from stateval.run._runner import CaseSpan, execute
+from stateval.run._runner import AllSinks, CaseSpan, UploadSink, execute
 from stateval.run._scoring import Scoring
-from stateval.run._session import OnScored, PhoenixTarget, RunOutcome, run_summary
+from stateval.run._tally import run_summary
 from stateval.run._writer import PhoenixSink
 from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader
@@ -100,8 +101,10 @@ async def run_with_phoenix(
     concurrency: int,
     on_case: Callable[[CaseScore], None] | None = None,
     on_scored: OnScored | None = None,
+    extra: UploadSink | None = None,
 ) -> RunOutcome:
-    """Run the journal's missing cases and upload every case Phoenix does not have yet.
+    """Run the journal's missing cases and upload every case Phoenix does not have yet
+    (``extra``, a sink of the caller's, receives every case too).
 
     If Phoenix cannot be reached (or fails midway), the run goes on locally; the outcome's
     `UploadStatus` says what is pending, for ``stateval run --resume``. ``on_scored`` gets the
@@ -149,7 +152,7 @@ async def run_with_phoenix(
                 mutator=suite.mutator,
                 concurrency=concurrency,
                 span=None if tracing is None else _span_factory(tracing),
-                sink=sink,
+                sink=sink if extra is None else AllSinks((sink, extra)),
                 on_case=on_case,
                 judge=suite.judge,
             )

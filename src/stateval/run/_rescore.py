@@ -9,15 +9,27 @@ acknowledgements are journaled under ``rescore-<n>:`` so the original experiment
 
 from __future__ import annotations
 
-from stateval.errors import PhoenixUnavailableError
-from stateval.run._journal import Journal
-from stateval.run._results import CaseScore
-from stateval.run._session import PhoenixTarget, RunOutcome, rescored_tally, run_summary
-from stateval.run._writer import ExperimentSpec, PhoenixSink
-from stateval.suite import FieldsAs, Suite
-from stateval.upload import PhoenixUploader
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-__all__ = ["rescore_experiment", "rescore_with_phoenix"]
+from stateval.errors import JournalError, PhoenixUnavailableError
+from stateval.run._journal import Journal
+from stateval.run._outcome import PhoenixTarget, RunOutcome
+from stateval.run._results import CaseScore
+from stateval.run._scoring import RunSummary, Scoring, score_case
+from stateval.run._tally import RunTally, journaled_results, run_summary
+from stateval.suite import FieldsAs, Suite
+
+if TYPE_CHECKING:  # the writer brings httpx: imported when a rescoring is uploaded
+    from stateval.run._writer import ExperimentSpec
+
+__all__ = [
+    "rescore",
+    "rescore_experiment",
+    "rescore_to_phoenix",
+    "rescore_with_phoenix",
+    "rescored_tally",
+]
 
 _MAX_REQUESTS = 16
 
@@ -31,6 +43,8 @@ def _next_rescore(journal: Journal) -> int:
 
 def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec:
     """The experiment of the ``n``-th rescoring of ``journal``'s run under ``suite``."""
+    from stateval.run._writer import ExperimentSpec
+
     header = journal.header
     original = journal.ack("experiment") or {}
     name = f"{suite.phoenix.experiment_prefix}-rescore-{header.run_id}-{n}"
@@ -69,6 +83,9 @@ async def rescore_with_phoenix(
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
+    from stateval.run._writer import PhoenixSink
+    from stateval.upload import PhoenixUploader
+
     n = _next_rescore(journal)
     async with PhoenixUploader(
         target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
@@ -99,3 +116,61 @@ async def rescore_with_phoenix(
         if sink.ready:
             await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(scored))
+
+
+def rescore(suite: Suite, journal: Journal) -> RunSummary:
+    """Score a journaled run again under ``suite``'s policies, slots, checks and thresholds.
+
+    The mutator is not called: the journaled post-states are compared with the suite's
+    expected states. Nothing is sent to Phoenix (`stateval.run.rescore_to_phoenix` does).
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    tally = rescored_tally(suite, journal)
+    # no experiment URL: the run's own experiment holds the old scores, not these
+    return run_summary(suite, journal, tally, None)
+
+
+async def rescore_to_phoenix(
+    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+) -> RunOutcome:
+    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
+
+    One run per case (the stored output, linked to the original trace) with every evaluation
+    of the new scoring; see `stateval.run._rescore`. Upload problems are in the outcome's
+    `UploadStatus`; the summary is complete either way.
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
+
+
+def rescored_tally(
+    suite: Suite, journal: Journal, on_score: Callable[[CaseScore], None] | None = None
+) -> RunTally:
+    """The journaled cases scored under ``suite`` as it is now, counted (``on_score`` sees
+    each case's scores, in suite order).
+
+    Raises:
+        JournalError: The run has no results, or holds cases the suite does not.
+    """
+    unknown = [c for c in journal.results if suite.case(c) is None]
+    if unknown:
+        raise JournalError(
+            f"run {journal.run_id} has cases {suite.path} does not define: {unknown[:5]}"
+        )
+    if not journal.results:
+        raise JournalError(f"run {journal.run_id} has no case results to rescore")
+    scoring = Scoring.from_suite(suite)
+    tally = RunTally(scoring)
+    planned = journal.header.case_ids
+    index = {case_id: i for i, case_id in enumerate(planned)}
+    done = {c for c in planned if c in journal.results}
+    for case, result in journaled_results(suite, journal, done):
+        score = score_case(case, result, scoring)
+        tally.add(case, score, index[case.id])
+        if on_score is not None:
+            on_score(score)
+    return tally

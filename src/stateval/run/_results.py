@@ -282,8 +282,10 @@ class CaseScore:
 
     @property
     def accuracy(self) -> float:
-        """The case's `StateComparison.accuracy_score` (0.0 when the mutator failed)."""
-        return self.comparison.accuracy_score if self.ok else 0.0
+        """The case's ``state_accuracy`` evaluation (0.0 when the mutator failed; 1.0 on the
+        empty turn, see `stateval.compare.view_accuracy`)."""
+        found = self.evaluation("state_accuracy")
+        return found.score if found is not None else 0.0
 
     @property
     def failed_checks(self) -> tuple[Evaluation, ...]:

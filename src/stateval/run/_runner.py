@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutators import Mutator, bind_case
@@ -23,9 +23,10 @@ from stateval.run._tally import RunTally, journaled_results
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
-    from stateval.phoenix._judge import FieldJudge
+    from stateval.phoenix import FieldJudge
 
 __all__ = [
+    "AllSinks",
     "CaseSpan",
     "ReenterableSpan",
     "SpanFactory",
@@ -61,12 +62,40 @@ SpanFactory = Callable[[Case], AbstractContextManager[CaseSpan]]
 """Opens the span a case's mutator call runs in."""
 
 
+@runtime_checkable
 class UploadSink(Protocol):
-    """Where scored cases go as they are produced (Phoenix, or nowhere)."""
+    """Where scored cases go as they are produced: `run_suite` hands every case of a run to
+    each sink (those a resumed run scored from its journal, then each new one as it is scored).
+
+    Phoenix is one sink (the run's `PhoenixSink`); pass your own to ``run_suite(sink=...)`` to
+    stream results anywhere else. ``submit`` runs on the event loop: queue slow work, never
+    block.
+
+    Example:
+        >>> class Collect:
+        ...     def __init__(self) -> None:
+        ...         self.case_ids: list[str] = []
+        ...     def submit(self, case: Case, score: CaseScore) -> None:
+        ...         self.case_ids.append(case.id)
+        >>> isinstance(Collect(), UploadSink)
+        True
+    """
 
     def submit(self, case: Case, score: CaseScore) -> None:
-        """Queue one scored case for upload; must not block."""
+        """Take one scored case (queue any slow work); must not block."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class AllSinks:
+    """Hands each case to several sinks, in order."""
+
+    sinks: tuple[UploadSink, ...]
+
+    def submit(self, case: Case, score: CaseScore) -> None:
+        """Give the case to every sink."""
+        for sink in self.sinks:
+            sink.submit(case, score)
 
 
 @dataclass(slots=True)

@@ -22,12 +22,12 @@ from stateval.compare import (
     RunMetrics,
     StateComparison,
     case_metrics,
-    compare_delta,
     compare_states,
     lookup,
+    score_comparison,
 )
 from stateval.errors import StatevalError
-from stateval.run._judging import apply_judgements, field_evaluation
+from stateval.run._judging import apply_judgements, evaluation, judge_errors
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.run._summary_metadata import quality_metadata
 from stateval.state import InterpretiveState
@@ -161,30 +161,14 @@ class Scoring:
         return self.slots_in_play(metadata) or ()
 
 
-def _paths(paths: Sequence[str]) -> str:
-    shown = ", ".join(paths[:_SHOW])
-    return shown + (f" (+{len(paths) - _SHOW} more)" if len(paths) > _SHOW else "")
-
-
-def _state_explanation(comparison: StateComparison, result: CaseResult) -> str:
-    if not result.ok:
-        return f"mutator failed ({result.error_type}): {result.error}"
-    n = comparison.n_expected
-    text = f"{len(comparison.matching)} of {n} expected fields match"
-    for status in ("mismatched", "missing", "extra"):
-        paths = getattr(comparison, status)
-        if paths:
-            text += f"; {status}: {_paths(paths)}"
-    return text
-
-
 def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     """Compare a case's post-state with its expected state; its evaluations are made when
     first read (`CaseScore.evaluations`), its checks at once.
 
-    A failed mutator call is compared against an empty state (every expected field missing);
-    its case-level evaluations are labelled ``error``. Fields judged by an LLM take the verdicts
-    journaled in ``result.judgements`` (see `stateval.run._judging`).
+    The scores come from the one scoring core (`stateval.compare.score_comparison`) over one
+    comparison per case. A failed mutator call is compared against an empty state (every
+    expected field missing); its case-level evaluations are labelled ``error``. Fields judged by
+    an LLM take the verdicts journaled in ``result.judgements`` (see `apply_judgements`).
     """
     expected = case.expected_post_state
     actual = result.post_state if result.post_state is not None else InterpretiveState()
@@ -195,41 +179,21 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     checks = _checks(expected, actual, comparison, scoring, ok)
 
     def evaluate() -> list[Evaluation]:
-        evaluations = [
-            Evaluation(
-                "state_accuracy",
-                comparison.accuracy_score if ok else 0.0,
-                None if ok else "error",
-                _state_explanation(comparison, result),
-            ),
-            Evaluation(
-                "overall_match",
-                1.0 if ok and comparison.overall_match else 0.0,
-                ("match" if comparison.overall_match else "mismatch") if ok else "error",
-                _state_explanation(comparison, result),
-            ),
-        ]
-        delta = compare_delta(case.pre_state, expected, actual, scoring.policies)
-        for name, view, n, what in (
-            ("changed_fields_accuracy", delta.changed, delta.n_changed, "the input should change"),
-            ("preserved_fields_accuracy", delta.preserved, delta.n_preserved, "should be kept"),
-        ):
-            if n:
-                wrong = [f.path for f in view.fields if not f.matched]
-                text = f"{len(view.matching)} of {n} fields {what} are right"
-                if wrong:
-                    text += f"; wrong: {_paths(wrong)}"
-                evaluations.append(Evaluation(name, view.accuracy_score if ok else 0.0, None, text))
-        if scoring.slots is not None:
-            metrics = scoring.case_metrics(comparison, case)
-            wrong = [p for p in metrics.wrong_slots if p in set(scoring.slots)]
-            text = f"{metrics.right} of {metrics.total} schema slots right"
-            if wrong:
-                text += f"; wrong: {_paths(wrong)}"
-            slot_acc = metrics.slot_accuracy if metrics.slot_accuracy is not None else 0.0
-            evaluations.append(Evaluation("slot_accuracy", slot_acc, None, text))
-        prefix = "" if ok else f"mutator failed ({result.error_type}); "
-        evaluations.extend(field_evaluation(f, judged, prefix) for f in comparison.fields)
+        failure = None if ok else f"mutator failed ({result.error_type}): {result.error}"
+        scores = score_comparison(
+            comparison,
+            policies=scoring.policies,
+            pre=case.pre_state,
+            expected=expected,
+            slots=scoring.scored_slots,
+            in_play=scoring.slots_in_play(case.metadata),
+            options=scoring.metric_options,
+            failure=failure,
+            judge_errors=judge_errors(judged),
+            judged=[p for p, j in judged.items() if j is not None and j.ok],
+        )
+        evaluations = [evaluation(s) for s in scores.case_level() if s.score is not None]
+        evaluations.extend(evaluation(s) for s in scores.fields())
         evaluations.extend(checks)
         return evaluations
 

@@ -36,7 +36,14 @@ from stateval.run._scoring import (
 )
 from stateval.suite import Case, Suite
 
-__all__ = ["JournalScores", "RunTally", "journaled_results", "journaled_scores", "summarize"]
+__all__ = [
+    "JournalScores",
+    "RunTally",
+    "journaled_results",
+    "journaled_scores",
+    "run_summary",
+    "summarize",
+]
 
 FAILING_KEPT = 10
 """Failing cases a summary keeps for the terminal and Markdown reports (the first, in plan
@@ -282,3 +289,17 @@ def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[s
     """Scores of every planned case that already has a journaled result (held in memory: for
     small runs and tests; a run's summary uses `RunTally` and `JournalScores`)."""
     return {s.case_id: s for s in JournalScores(suite, journal, scoring)}
+
+
+def run_summary(
+    suite: Suite, journal: Journal, tally: RunTally, experiment_url: str | None = None
+) -> RunSummary:
+    """The summary of ``journal``'s run from its running aggregates; its cases are read back
+    from the journal when a report iterates them."""
+    return tally.summary(
+        JournalScores(suite, journal, tally.scoring),
+        suite_name=suite.name,
+        run_id=journal.run_id,
+        n_planned=len(journal.header.case_ids),
+        experiment_url=experiment_url,
+    )

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from stateval.run._session import PhoenixTarget
+from stateval.run._outcome import PhoenixTarget
 
 __all__ = ["ENV_HOME", "check_phoenix_url", "resolve_phoenix", "stateval_home"]
 

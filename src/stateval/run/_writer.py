@@ -29,9 +29,9 @@ from stateval.run._fields_as import (
     record_field_scores,
 )
 from stateval.run._journal import Journal
+from stateval.run._outcome import UploadProgress, UploadStatus
 from stateval.run._results import CaseScore
 from stateval.run._scoring import RunSummary
-from stateval.run._session import UploadProgress, UploadStatus
 from stateval.suite import Case, FieldsAs, Suite
 from stateval.upload import (
     AnnotationBatcher,

@@ -17,7 +17,7 @@ from stateval.suite._cases import Loc, format_problem
 from stateval.suite._models import JudgeSpec, LLMMutatorSpec, MutatorSpec
 
 if TYPE_CHECKING:
-    from stateval.mutators._openai import OpenAICompatibleClient
+    from stateval.mutators import OpenAICompatibleClient
     from stateval.phoenix import FieldJudge
 
 __all__ = ["build_judge", "build_llm_mutator", "judge_settings"]
@@ -54,7 +54,7 @@ def _client(
     problems: list[str],
     response_schema: Mapping[str, Any] | None = None,
 ) -> OpenAICompatibleClient | None:
-    from stateval.mutators._openai import OpenAICompatibleClient
+    from stateval.mutators import OpenAICompatibleClient
 
     key_env = settings.get("api_key_env")
     if key_env and not os.environ.get(key_env):

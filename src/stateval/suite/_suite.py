@@ -157,6 +157,11 @@ class Suite:
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
 
+    def __post_init__(self) -> None:
+        # a suite built or replaced with a plain sequence of cases keeps constant-time lookup
+        if not isinstance(self.cases, Cases):
+            object.__setattr__(self, "cases", MemoryCases(self.cases))
+
     def case(self, case_id: str) -> Case | None:
         """The case with id ``case_id``, or None (constant time)."""
         return self.cases.get(case_id)

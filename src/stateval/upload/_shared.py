@@ -14,23 +14,51 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.upload._rest import DatasetRef, ExperimentRef
 
-if TYPE_CHECKING:
-    from stateval.upload._uploader import PhoenixUploader
 
-__all__ = ["SHARED_KEY", "shared_experiment"]
+class ExperimentClient(Protocol):
+    """What `shared_experiment` needs of the uploader (`PhoenixUploader` is one)."""
+
+    @property
+    def base_url(self) -> object:
+        """The server."""
+        ...
+
+    async def create_experiment(
+        self,
+        dataset: DatasetRef,
+        *,
+        name: str,
+        description: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        splits: Sequence[str] | None = None,
+        repetitions: int = 1,
+    ) -> ExperimentRef:
+        """Create an experiment on ``dataset``."""
+        ...
+
+    async def list_experiments(self, dataset_id: str) -> list[ExperimentRef]:
+        """Every experiment of a dataset."""
+        ...
+
+    async def delete_experiment(self, experiment_id: str) -> None:
+        """Delete an experiment."""
+        ...
+
+
+__all__ = ["SHARED_KEY", "ExperimentClient", "shared_experiment"]
 
 SHARED_KEY = "stateval_shared_run"
 """The experiment metadata key holding the key the processes of one run share."""
 
 
 async def shared_experiment(
-    uploader: PhoenixUploader,
+    uploader: ExperimentClient,
     dataset: DatasetRef,
     *,
     key: str,
@@ -71,7 +99,7 @@ async def shared_experiment(
     return winner, mine is not None and mine.id == winner.id
 
 
-async def _keyed(uploader: PhoenixUploader, dataset_id: str, key: str) -> list[ExperimentRef]:
+async def _keyed(uploader: ExperimentClient, dataset_id: str, key: str) -> list[ExperimentRef]:
     return [
         e for e in await uploader.list_experiments(dataset_id) if e.metadata.get(SHARED_KEY) == key
     ]

@@ -11,8 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from stateval.mutation._runner import MutationReport
-from stateval.mutation._score import STATUSES
+from stateval.mutation import STATUSES, MutationReport
 
 __all__ = [
     "inert_summary",

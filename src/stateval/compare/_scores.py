@@ -1,0 +1,353 @@
+"""The one scoring core: every state-level and per-field score of a case, from one comparison.
+
+The runner, the Phoenix evaluators and the harness all score a case here, so ``stateval run``,
+a Phoenix experiment and a harness report give the same numbers. Each builds one
+`StateComparison` per case (and lets an LLM judge rule on it, if any), then calls
+`score_comparison`; the delta view and the slot view are derived from that comparison, never
+compared again.
+
+The scores (``name``: what it measures):
+
+- ``state_accuracy``: matching / expected fields (`view_accuracy`);
+- ``overall_match``: 1.0 when no field is mismatched, missing or extra;
+- ``changed_fields_accuracy`` / ``preserved_fields_accuracy``: `view_accuracy` of the fields the
+  case expects the mutator to change / to keep (needs the pre-state);
+- ``slot_accuracy``: the fraction of slot-schema slots that are right (a slot neither state holds
+  is right; needs a slot schema);
+- ``field:<path>``: 1.0 when the field matches, else 0.0 (its similarity under a
+  ``score: similarity`` policy); its label is its status.
+
+**The empty turn.** A case with no field at all (nothing expected, nothing produced) scores
+``state_accuracy`` 1.0 with label ``empty``: the mutator did exactly what was asked. (The seed's
+``accuracy_score`` alone reads 0.0 there, as seed 000 defines it.) A delta view with no field at
+all (nothing to change, or nothing to keep) has no score, label ``empty``: it is vacuous on most
+first turns and would only dilute the mean. Producing fields when none was expected scores 0.0
+in every view.
+
+Example:
+    >>> from stateval.compare import compare_states
+    >>> from stateval.state import InterpretiveState
+    >>> pre = InterpretiveState.from_flat({"hotel.area": "north"})
+    >>> want = InterpretiveState.from_flat({"hotel.area": "north", "hotel.stars": 4})
+    >>> got = InterpretiveState.from_flat({"hotel.area": "south", "hotel.stars": 4})
+    >>> scores = score_comparison(compare_states(want, got), pre=pre, expected=want)
+    >>> [(s.name, s.score) for s in scores.case_level()]  # doctest: +NORMALIZE_WHITESPACE
+    [('state_accuracy', 0.5), ('overall_match', 0.0), ('changed_fields_accuracy', 1.0),
+     ('preserved_fields_accuracy', 0.0)]
+    >>> scores.field("hotel.area").label
+    'mismatched'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stateval.compare._comparison import FieldComparison, StateComparison
+from stateval.compare._delta import DeltaComparison, split_delta
+from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
+from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.state import InterpretiveState
+
+__all__ = [
+    "FIELD_PREFIX",
+    "STATE_SCORES",
+    "CaseScores",
+    "ScoreValue",
+    "score_comparison",
+    "view_accuracy",
+]
+
+#: Per-field scores are named ``field:<path>``.
+FIELD_PREFIX = "field:"
+
+#: The state-level scores, in the order `CaseScores.case_level` gives them.
+STATE_SCORES = (
+    "state_accuracy",
+    "overall_match",
+    "changed_fields_accuracy",
+    "preserved_fields_accuracy",
+    "slot_accuracy",
+)
+
+_SHOW = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreValue:
+    """One score of one case.
+
+    Attributes:
+        name: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
+            ``preserved_fields_accuracy``, ``slot_accuracy`` or ``field:<path>``.
+        score: In [0, 1] (a ``score: similarity`` field: its similarity); None when there is
+            nothing to score (an ``empty`` delta view, a field ``absent`` from both states or
+            ``ignored``).
+        label: A short category (``match``, ``mismatched``, ``empty``, ``error``...), or None.
+        explanation: One human-readable line.
+        metadata: Counts and details (field statuses, slot counts, the compared candidates).
+        judged: True when an LLM judge decided it.
+    """
+
+    name: str
+    score: float | None
+    label: str | None
+    explanation: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    judged: bool = False
+
+
+def view_accuracy(comparison: StateComparison) -> float | None:
+    """matching / expected fields; 0.0 when only extra fields were produced; None when there is
+    no field at all (the empty turn: ``state_accuracy`` reads it as 1.0).
+
+    Example:
+        >>> view_accuracy(StateComparison(())) is None
+        True
+    """
+    if comparison.n_expected:
+        return comparison.accuracy_score
+    return 0.0 if comparison.fields else None
+
+
+def _listed(label: str, paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:_SHOW])
+    if len(paths) > _SHOW:
+        shown += f" (+{len(paths) - _SHOW} more)"
+    return f"{label}: {shown}"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseScores:
+    """Every score of one case, derived from one comparison (build it with `score_comparison`).
+
+    Attributes:
+        comparison: The case's comparison (with any LLM verdicts applied).
+        policies: The field policies it was made under.
+        delta: The delta view, when the pre-state was given.
+        slots: The case's metric outcomes over the slot schema, when one was given.
+        failure: Why the mutator produced no state (every state-level score is then 0.0 with
+            label ``error``), or None.
+        judge_errors: Path -> why the LLM judge could not rule on it.
+        judged: Paths the LLM judge ruled on.
+        slot_paths: The scored schema slots.
+    """
+
+    comparison: StateComparison
+    policies: FieldPolicies
+    delta: DeltaComparison | None = None
+    slots: CaseMetrics | None = None
+    failure: str | None = None
+    judge_errors: Mapping[str, str] = field(default_factory=dict)
+    judged: frozenset[str] = frozenset()
+    slot_paths: frozenset[str] = frozenset()
+
+    def _failed(self, name: str) -> ScoreValue:
+        assert self.failure is not None
+        return ScoreValue(name, 0.0, "error", self.failure)
+
+    def _summary(self, comparison: StateComparison) -> str:
+        parts = [f"{len(comparison.matching)} of {comparison.n_expected} expected fields match"]
+        for status in ("mismatched", "missing", "extra"):
+            paths: tuple[str, ...] = getattr(comparison, status)
+            if paths:
+                parts.append(_listed(status, paths))
+        errors = [p for p in self.judge_errors if comparison.field(p) is not None]
+        if errors:
+            parts.append(_listed("judge_error", errors))
+        return "; ".join(parts)
+
+    def _counts(self, comparison: StateComparison) -> dict[str, Any]:
+        meta: dict[str, Any] = dict(comparison.counts)
+        judged = [p for p in self.judged if comparison.field(p) is not None]
+        if judged:
+            meta["judged"] = sorted(judged)
+        return meta
+
+    def state_accuracy(self) -> ScoreValue:
+        """``state_accuracy``: `view_accuracy` of the whole comparison."""
+        if self.failure is not None:
+            return self._failed("state_accuracy")
+        c = self.comparison
+        accuracy = view_accuracy(c)
+        label = None if accuracy is not None else "empty"
+        score = 1.0 if accuracy is None else accuracy
+        return ScoreValue("state_accuracy", score, label, self._summary(c), self._counts(c))
+
+    def overall_match(self) -> ScoreValue:
+        """``overall_match``: 1.0 / ``match`` when no field is mismatched, missing or extra."""
+        if self.failure is not None:
+            return self._failed("overall_match")
+        c = self.comparison
+        ok = c.overall_match
+        label = "match" if ok else "mismatch"
+        return ScoreValue("overall_match", float(ok), label, self._summary(c), self._counts(c))
+
+    def _delta(self, name: str, view: StateComparison, what: str) -> ScoreValue:
+        if self.failure is not None:
+            return self._failed(name)
+        if not view.fields:
+            return ScoreValue(name, None, "empty", f"the case expects the mutator {what} no field")
+        return ScoreValue(
+            name, view_accuracy(view), None, f"{what}: {self._summary(view)}", self._counts(view)
+        )
+
+    def changed_fields_accuracy(self) -> ScoreValue | None:
+        """Accuracy over the fields the case expects to change (None without a pre-state)."""
+        if self.delta is None:
+            return None
+        return self._delta("changed_fields_accuracy", self.delta.changed, "to change")
+
+    def preserved_fields_accuracy(self) -> ScoreValue | None:
+        """Accuracy over the fields the case expects to be kept (None without a pre-state)."""
+        if self.delta is None:
+            return None
+        return self._delta("preserved_fields_accuracy", self.delta.preserved, "to keep")
+
+    def slot_accuracy(self) -> ScoreValue | None:
+        """The fraction of schema slots that are right (None without a slot schema).
+
+        A failed mutator call is scored against an empty state, as the run's slot metrics are.
+        """
+        m = self.slots
+        if m is None:
+            return None
+        wrong = [p for p in m.wrong_slots if p in self.slot_paths]
+        text = f"{m.right} of {m.total} schema slots right"
+        if wrong:
+            text += f"; {_listed('wrong', wrong)}"
+        label = "error" if self.failure is not None else "some_wrong" if wrong else "all_right"
+        meta = {
+            "n_slots": m.total,
+            "tp": m.tp,
+            "fp": m.fp,
+            "fn": m.fn,
+            "precision": m.precision,
+            "recall": m.recall,
+            "f1": m.f1,
+        }
+        accuracy = m.slot_accuracy if m.slot_accuracy is not None else 0.0
+        return ScoreValue("slot_accuracy", accuracy, label, text, meta)
+
+    def case_level(self) -> list[ScoreValue]:
+        """The state-level scores this case has, in `STATE_SCORES` order."""
+        out = [self.state_accuracy(), self.overall_match()]
+        for optional in (
+            self.changed_fields_accuracy(),
+            self.preserved_fields_accuracy(),
+            self.slot_accuracy(),
+        ):
+            if optional is not None:
+                out.append(optional)
+        return out
+
+    def metric(self, name: str) -> ScoreValue | None:
+        """The state-level score called ``name`` (None when this case does not have it).
+
+        Raises:
+            KeyError: ``name`` is not one of `STATE_SCORES`.
+        """
+        if name not in STATE_SCORES:
+            raise KeyError(name)
+        score: ScoreValue | None = getattr(self, name)()
+        return score
+
+    def field(self, path: str) -> ScoreValue:
+        """``field:<path>``: 1.0 when the field matches, else 0.0, labelled with its status.
+
+        A path the policies ignore scores None with label ``ignored``; a path neither state
+        holds, None with label ``absent``; a field the judge could not rule on keeps its rule
+        status's score with label ``judge_error``.
+        """
+        name = f"{FIELD_PREFIX}{path}"
+        if self.policies.for_path(path).ignore:
+            return ScoreValue(name, None, "ignored", f"the policy of {path!r} ignores it")
+        fc = self.comparison.field(path)
+        if fc is None:
+            return ScoreValue(name, None, "absent", f"neither state holds {path!r}")
+        return self._field(fc)
+
+    def _field(self, fc: FieldComparison) -> ScoreValue:
+        name = f"{FIELD_PREFIX}{fc.path}"
+        explanation = fc.explanation
+        if self.failure is not None:
+            explanation = f"{self.failure}; {explanation}"
+        score = fc.score
+        meta: dict[str, Any] = {
+            "path": fc.path,
+            "status": fc.status.value,
+            "expected": None if fc.expected is None else fc.expected.to_dict(),
+            "actual": None if fc.actual is None else fc.actual.to_dict(),
+        }
+        if fc.similarity is not None:
+            meta["similarity"] = fc.similarity
+        reason = self.judge_errors.get(fc.path)
+        if reason is not None:
+            return ScoreValue(
+                name, score, "judge_error", f"{explanation}; judge error: {reason}", meta
+            )
+        judged = fc.path in self.judged
+        return ScoreValue(name, score, fc.status.value, explanation, meta, judged)
+
+    def fields(self) -> list[ScoreValue]:
+        """One ``field:<path>`` score per compared field, in comparison order."""
+        return [self._field(fc) for fc in self.comparison.fields]
+
+
+def score_comparison(
+    comparison: StateComparison,
+    *,
+    policies: FieldPolicies | MatchPolicy | None = None,
+    pre: InterpretiveState | None = None,
+    expected: InterpretiveState | None = None,
+    slots: Sequence[str] | None = None,
+    in_play: Collection[str] | None = None,
+    options: MetricOptions | None = None,
+    failure: str | None = None,
+    judge_errors: Mapping[str, str] | None = None,
+    judged: Collection[str] = (),
+) -> CaseScores:
+    """Every score of one case from its comparison (compared once, judged if need be).
+
+    Args:
+        comparison: ``compare_states(expected, actual, policies)``, with any LLM verdicts
+            applied (`StateComparison.with_judgement`).
+        policies: The policies ``comparison`` was made under.
+        pre: The case's pre-state: gives the delta view (needs ``expected``).
+        expected: The expected post-state (for the delta view).
+        slots: The slot schema: gives ``slot_accuracy`` (slots a policy ignores are dropped).
+        in_play: The schema slots in play in this case (default: all); only they can be right
+            by being absent from both states.
+        options: Scorer conventions of the value precision / recall / F1 in its metadata.
+        failure: Why the mutator produced no state (``comparison`` is then against an empty
+            state), or None.
+        judge_errors: Path -> why the judge could not rule on that field.
+        judged: Paths the judge ruled on.
+
+    Raises:
+        ValueError: ``pre`` is given without ``expected``.
+    """
+    resolved = FieldPolicies.of(policies)
+    delta = None
+    if pre is not None:
+        if expected is None:
+            raise ValueError("the delta view needs the expected state with the pre-state")
+        delta = split_delta(comparison, pre, expected, resolved)
+    slot_view = None
+    scored: list[str] = []
+    if slots is not None:
+        if isinstance(slots, str):
+            raise TypeError("slots must be a sequence of slot paths, not a string")
+        scored = [s for s in dict.fromkeys(slots) if not resolved.for_path(s).ignore]
+        slot_view = case_metrics(comparison, slots=scored, in_play=in_play, options=options)
+    return CaseScores(
+        comparison,
+        resolved,
+        delta,
+        slot_view,
+        failure,
+        dict(judge_errors or {}),
+        frozenset(judged),
+        frozenset(scored),
+    )

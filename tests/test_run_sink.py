@@ -1,0 +1,134 @@
+"""``run_suite(..., sink=...)``: an UploadSink of one's own receives every scored case, on a
+fresh run and on a resumed one (journaled cases too), and Phoenix is just another sink."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stateval import (
+    Case,
+    CaseScore,
+    InterpretiveState,
+    StructuredInput,
+    Suite,
+    UploadSink,
+    ValueConfidence,
+    load_suite,
+    run_suite,
+    start_journal,
+)
+from stateval.mutators import PythonMutator
+from stateval.run import Journal
+
+CASES = [
+    {"id": f"c{i}", "input": {"prompt": f"area {area}"}, "expected_post_state": {"area": "north"}}
+    for i, area in enumerate(["north", "south", "north", "stop", "north"])
+]
+
+
+class Collect:
+    """An in-memory sink: what a user might write to stream results to their own store."""
+
+    def __init__(self) -> None:
+        self.received: dict[str, CaseScore] = {}
+
+    def submit(self, case: Case, score: CaseScore) -> None:
+        assert case.id == score.case_id
+        self.received[case.id] = score
+
+
+def _track(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    if input.prompt == "area stop":
+        raise KeyboardInterrupt  # an interrupted run, to be resumed
+    out = state.copy()
+    out.set_value("area", ValueConfidence(input.prompt.split()[-1], 1.0))
+    return out
+
+
+def _suite(tmp_path: Path) -> Suite:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "mutator": {"type": "python", "callable": "builtins:print"},
+                "cases": {"inline": CASES},
+            }
+        )
+    )
+    suite = load_suite(path, load_mutator=False)
+    return dataclasses.replace(suite, mutator=PythonMutator(_track))
+
+
+def test_a_custom_sink_receives_every_case_with_the_scores_the_summary_reports(
+    tmp_path: Path,
+) -> None:
+    suite = _suite(tmp_path)
+    sink = Collect()
+    assert isinstance(sink, UploadSink)
+    done = [c for c in CASES if c["id"] != "c3"]
+    quiet = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id != "c3"))
+    outcome = asyncio.run(
+        run_suite(quiet, start_journal(tmp_path / "home", quiet), concurrency=2, sink=sink)
+    )
+    assert sorted(sink.received) == sorted(c["id"] for c in done)
+    for score in outcome.summary.cases:
+        assert sink.received[score.case_id].evaluations == score.evaluations
+    assert sink.received["c1"].evaluation("field:area").label == "mismatched"  # type: ignore[union-attr]
+
+
+def test_a_resumed_run_hands_the_sink_the_journaled_cases_too(tmp_path: Path) -> None:
+    suite = _suite(tmp_path)
+    home = tmp_path / "home"
+    journal = start_journal(home, suite)
+    first = Collect()
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_suite(suite, journal, concurrency=1, sink=first))
+    assert sorted(first.received) == ["c0", "c1", "c2"]
+
+    def recovered(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        return _track(state, StructuredInput("area north", input.message_id))
+
+    resumed = dataclasses.replace(suite, mutator=PythonMutator(recovered))
+    second = Collect()
+    outcome = asyncio.run(
+        run_suite(resumed, Journal.open(home, journal.run_id), concurrency=1, sink=second)
+    )
+    assert outcome.summary.complete
+    assert sorted(second.received) == ["c0", "c1", "c2", "c3", "c4"]
+
+
+@pytest.mark.phoenix
+def test_phoenix_is_one_sink_among_others(tmp_path: Path, phoenix_url: str) -> None:
+    from stateval import PhoenixTarget
+    from stateval.upload import PhoenixUploader
+
+    suite = _suite(tmp_path)
+    quiet = dataclasses.replace(
+        suite,
+        cases=tuple(c for c in suite.cases if c.id != "c3"),
+        phoenix=dataclasses.replace(suite.phoenix, dataset=f"sink-{tmp_path.name}"),
+    )
+    sink = Collect()
+    journal = start_journal(tmp_path / "home", quiet, phoenix_url=phoenix_url)
+    outcome = asyncio.run(
+        run_suite(quiet, journal, concurrency=2, phoenix=PhoenixTarget(phoenix_url), sink=sink)
+    )
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    assert sorted(sink.received) == ["c0", "c1", "c2", "c4"]
+    experiment_id = str((journal.ack("experiment") or {})["experiment_id"])
+
+    async def stored() -> tuple[int, int]:
+        async with PhoenixUploader(phoenix_url) as uploader:
+            runs = await uploader.list_runs(experiment_id)
+            evaluations = await uploader.list_evaluations(experiment_id)
+        return len(runs), len(evaluations)
+
+    n_runs, n_evaluations = asyncio.run(stored())
+    assert n_runs == 4
+    assert n_evaluations == sum(len(s.evaluations) for s in sink.received.values())

@@ -1,0 +1,233 @@
+"""One scoring core: ``stateval run``, the Phoenix evaluators and the harness give the same
+numbers, on the MultiWOZ example and on random states."""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stateval.compare import (
+    FieldPolicies,
+    MatchPolicy,
+    compare_delta,
+    compare_states,
+    score_comparison,
+    slot_metrics,
+    view_accuracy,
+)
+from stateval.harness import StateEvaluator
+from stateval.mutators import StructuredInput
+from stateval.phoenix import (
+    changed_fields_accuracy,
+    field_evaluator,
+    overall_match,
+    preserved_fields_accuracy,
+    slot_accuracy,
+    state_accuracy,
+    task_output,
+)
+from stateval.run import CaseResult, Scoring, score_case
+from stateval.state import InterpretiveState
+from stateval.suite import Case, load_suite
+from test_compare_properties import PATHS, field_policies, policies, states
+
+MULTIWOZ = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
+STATE_METRICS = (
+    "state_accuracy",
+    "overall_match",
+    "changed_fields_accuracy",
+    "preserved_fields_accuracy",
+    "slot_accuracy",
+)
+
+Scored = tuple[float | None, str | None]
+
+
+def _run_path(
+    case: Case, actual: InterpretiveState, scoring: Scoring
+) -> dict[str, tuple[Scored, str]]:
+    result = CaseResult(case.id, actual, None, None, 0.0)
+    score = score_case(case, result, scoring)
+    return {e.name: ((e.score, e.label), e.explanation) for e in score.evaluations}
+
+
+def _phoenix_path(
+    case: Case, actual: InterpretiveState, policies: FieldPolicies, slots: tuple[str, ...] | None
+) -> dict[str, tuple[Scored, str]]:
+    row = {
+        "input": {"case_id": case.id, "pre_state": case.pre_state.to_dict()},
+        "expected": {"post_state": case.expected_post_state.to_dict()},
+        "output": task_output(actual),
+    }
+    evaluators = [
+        state_accuracy(policies),
+        overall_match(policies),
+        changed_fields_accuracy(policies),
+        preserved_fields_accuracy(policies),
+    ]
+    if slots is not None:
+        evaluators.append(slot_accuracy(list(slots), policies))
+    paths = dict.fromkeys(case.expected_post_state.paths() + actual.paths())
+    evaluators += [field_evaluator(p, policies) for p in paths]
+    out = {}
+    for evaluator in evaluators:
+        score = evaluator.evaluate(row)[0]
+        out[score.name] = ((score.score, score.label), score.explanation or "")
+    return out
+
+
+def _harness_path(
+    case: Case, actual: InterpretiveState, policies: FieldPolicies, slots: tuple[str, ...] | None
+) -> dict[str, float]:
+    out = {}
+    for metric in STATE_METRICS:
+        if metric == "slot_accuracy" and slots is None:
+            continue
+        evaluator = StateEvaluator(metric, policies=policies, schema=slots)
+        result = asyncio.run(
+            evaluator.evaluate(
+                {"pre_state": case.pre_state.to_dict()},
+                actual.to_dict(),
+                case.expected_post_state.to_dict(),
+            )
+        )
+        out[metric] = result.score
+    return out
+
+
+def _assert_same(
+    case: Case, actual: InterpretiveState, policies: FieldPolicies, slots: tuple[str, ...] | None
+) -> None:
+    scoring = Scoring(policies, slots)
+    run = _run_path(case, actual, scoring)
+    phoenix = _phoenix_path(case, actual, policies, slots)
+    harness = _harness_path(case, actual, policies, slots)
+    scored = {name: value for name, value in phoenix.items() if value[0][0] is not None}
+    # every score the run reports, Phoenix reports with the same score, label and explanation
+    assert run == scored, case.id
+    for metric, number in harness.items():
+        if metric in run:
+            assert run[metric][0][0] == number, (case.id, metric)
+        else:  # an empty delta view: nothing to score, so the harness passes it
+            assert phoenix[metric][0] == (None, "empty"), (case.id, metric)
+            assert number == 1.0
+
+
+@pytest.fixture(scope="module")
+def multiwoz() -> tuple[list[tuple[Case, InterpretiveState]], FieldPolicies, tuple[str, ...]]:
+    suite = load_suite(MULTIWOZ)
+    assert suite.mutator is not None
+    mutator = suite.mutator
+
+    async def produce() -> list[tuple[Case, InterpretiveState]]:
+        return [(c, await mutator.mutate(c.pre_state, c.input)) for c in suite.cases]
+
+    assert suite.slots is not None
+    return asyncio.run(produce()), suite.policies, suite.slots
+
+
+def test_the_three_paths_agree_on_every_multiwoz_case(
+    multiwoz: tuple[list[tuple[Case, InterpretiveState]], FieldPolicies, tuple[str, ...]],
+) -> None:
+    produced, policies, slots = multiwoz
+    assert len(produced) == 213
+    for case, actual in produced:
+        _assert_same(case, actual, policies, slots)
+    # the tracker is not perfect: the comparison saw wrong fields, so the agreement is not vacuous
+    scores = [_run_path(c, a, Scoring(policies, slots)) for c, a in produced]
+    assert {s["overall_match"][0][1] for s in scores} == {"match", "mismatch"}
+
+
+def _unjudged(policy: MatchPolicy) -> MatchPolicy:
+    return replace(policy, judge=None, rubric=None)
+
+
+# Without an LLM judge: a run reads journaled verdicts, Phoenix asks a live judge.
+UNJUDGED_POLICIES = st.builds(
+    FieldPolicies,
+    st.dictionaries(
+        st.sampled_from(["a", "c.*", "*.h", "b"]), policies().map(_unjudged), max_size=3
+    ),
+    default=policies().map(_unjudged),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    states(),
+    states(),
+    states(),
+    UNJUDGED_POLICIES,
+    st.none() | st.lists(PATHS, min_size=1, max_size=4, unique=True).map(tuple),
+)
+def test_the_three_paths_agree_on_random_states(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    rules: FieldPolicies,
+    slots: tuple[str, ...] | None,
+) -> None:
+    case = Case("c", pre, StructuredInput("p", "m1"), expected)
+    _assert_same(case, actual, rules, slots)
+
+
+def test_the_empty_turn_scores_one_everywhere() -> None:
+    empty = InterpretiveState()
+    case = Case("c", empty, StructuredInput("p", "m1"), empty)
+    run = _run_path(case, empty, Scoring())
+    assert run["state_accuracy"][0] == (1.0, "empty")
+    # an empty delta view has no score: the run leaves it out, Phoenix gives label "empty"
+    assert "changed_fields_accuracy" not in run
+    assert "preserved_fields_accuracy" not in run
+    phoenix = _phoenix_path(case, empty, FieldPolicies(), None)
+    assert phoenix["preserved_fields_accuracy"][0] == (None, "empty")
+    assert _phoenix_path(case, empty, FieldPolicies(), None)["state_accuracy"][0] == (1.0, "empty")
+    assert _harness_path(case, empty, FieldPolicies(), None)["state_accuracy"] == 1.0
+    # producing a field nobody asked for is wrong, even with nothing expected
+    invented = InterpretiveState.from_flat({"hotel.area": "north"})
+    assert _run_path(case, invented, Scoring())["state_accuracy"][0] == (0.0, None)
+
+
+@settings(max_examples=60)
+@given(states(), states(), states(), field_policies(), st.lists(PATHS, max_size=4, unique=True))
+def test_views_are_derived_from_the_one_comparison(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    rules: FieldPolicies,
+    schema: list[str],
+) -> None:
+    scores = score_comparison(
+        compare_states(expected, actual, rules),
+        policies=rules,
+        pre=pre,
+        expected=expected,
+        slots=schema,
+    )
+    assert scores.delta == compare_delta(pre, expected, actual, rules)
+    slot = scores.slot_accuracy()
+    assert slot is not None
+    if any(not rules.for_path(s).ignore for s in schema):
+        reference = slot_metrics([(expected, actual)], schema, rules)
+        assert slot.score == pytest.approx(reference.slot_accuracy)
+    changed = scores.changed_fields_accuracy()
+    assert changed is not None
+    assert changed.score == view_accuracy(compare_delta(pre, expected, actual, rules).changed)
+    state = scores.state_accuracy()
+    assert state.score == (
+        1.0 if not scores.comparison.fields else view_accuracy(scores.comparison)
+    )
+
+
+def test_docstring_examples_run() -> None:
+    import stateval.compare._scores
+
+    result = doctest.testmod(stateval.compare._scores)
+    assert result.attempted > 0
+    assert result.failed == 0
