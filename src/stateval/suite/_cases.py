@@ -65,6 +65,10 @@ class Case:
         human: Human verdicts on LLM-judged fields, by path.
         actual_post_state: The post-state the system already produced, as written in the case
             (read by a ``replay`` mutator; None when the case has none).
+        episode_id: The episode (conversation) the case is a turn of, when the suite groups its
+            cases into episodes (``episodes.by``); None otherwise.
+        turn_index: The case's position in its episode (``episodes.order``); None without
+            episodes.
     """
 
     id: str
@@ -74,6 +78,8 @@ class Case:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     human: Mapping[str, HumanVerdict] = field(default_factory=dict)
     actual_post_state: Any = None
+    episode_id: str | None = None
+    turn_index: int | None = None
 
     def to_example(self) -> dict[str, Any]:
         """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""
