@@ -156,6 +156,34 @@ def test_llm_span_with_chat_messages(tracing: Tracing, exporter: InMemorySpanExp
     assert "llm.token_count.total" not in attrs
 
 
+def test_a_turn_of_an_episode_and_its_llm_calls_carry_the_session(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    with (
+        mutation_span(tracing.tracer, case_id="t2", input="hi", session_id="dlg-7@run-1"),
+        llm_span(tracing.tracer, prompt="p1"),
+    ):
+        pass
+    with (
+        mutation_span(tracing.tracer, case_id="single", input="hi"),
+        llm_span(tracing.tracer, prompt="p2"),
+    ):
+        pass
+    with llm_span(tracing.tracer, prompt="p3"):  # the session ended with its span
+        pass
+    spans = _finished(tracing, exporter)
+    session = {
+        (s.name, (s.attributes or {}).get("input.value")): (s.attributes or {}).get("session.id")
+        for s in spans
+    }
+    assert session[(SPAN_LLM, "p1")] == "dlg-7@run-1"
+    assert session[(SPAN_LLM, "p2")] is None
+    assert session[(SPAN_LLM, "p3")] is None
+    by_case = {(s.attributes or {})[ATTR_CASE_ID]: s for s in spans if s.name == SPAN_MUTATE}
+    assert (by_case["t2"].attributes or {})["session.id"] == "dlg-7@run-1"
+    assert "session.id" not in (by_case["single"].attributes or {})
+
+
 def test_current_trace_id_inside_and_outside_a_span(tracing: Tracing) -> None:
     assert current_trace_id() is None
     with mutation_span(tracing.tracer, case_id="c", input="i") as span:

@@ -1,9 +1,12 @@
 """OpenTelemetry setup and OpenInference span helpers: the only module that configures tracing.
 
 Every mutator call is a CHAIN span named `SPAN_MUTATE`; every LLM client call inside it is an LLM
-span named `SPAN_LLM`. Spans go to Phoenix over OTLP/HTTP through a `BatchSpanProcessor`, so a
-run never waits on an export. stateval builds its own `TracerProvider` and never touches the
-global one, so it coexists with whatever tracing the user's application sets up.
+span named `SPAN_LLM`. A mutator call that is a turn of an episode carries the episode as its
+OpenInference session (``session.id``), and so do the LLM spans inside it, so Phoenix's Sessions
+view shows the episode's turns as one conversation. Spans go to Phoenix over OTLP/HTTP through a
+`BatchSpanProcessor`, so a run never waits on an export. stateval builds its own `TracerProvider`
+and never touches the global one, so it coexists with whatever tracing the user's application
+sets up.
 
 Example:
     >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -24,6 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -73,6 +77,10 @@ _CHAIN = OpenInferenceSpanKindValues.CHAIN.value
 _LLM = OpenInferenceSpanKindValues.LLM.value
 _JSON = OpenInferenceMimeTypeValues.JSON.value
 _TEXT = OpenInferenceMimeTypeValues.TEXT.value
+_SESSION_ID = SpanAttributes.SESSION_ID
+
+# The session of the mutation span being run, for the LLM spans started inside it.
+_current_session: ContextVar[str | None] = ContextVar("stateval_session_id", default=None)
 
 # Invocation parameters whose key looks like a credential never reach a span.
 _SECRET_KEY = re.compile(
@@ -290,6 +298,7 @@ def mutation_span(
     input: object,
     pre_state: object = None,
     message_id: str | None = None,
+    session_id: str | None = None,
 ) -> Iterator[MutationSpan]:
     """Run a mutator call inside a CHAIN span named `SPAN_MUTATE`.
 
@@ -303,6 +312,8 @@ def mutation_span(
         input: The mutator's input.
         pre_state: The state before the call.
         message_id: The input's message id (attribute `ATTR_MESSAGE_ID`), when it has one.
+        session_id: The OpenInference session (``session.id``) of the call, when it is a turn
+            of an episode; the LLM spans started inside the block carry it too.
     """
     metadata: dict[str, str] = {"case_id": case_id}
     attributes: dict[str, str] = {
@@ -316,9 +327,15 @@ def mutation_span(
     if message_id is not None:
         attributes[ATTR_MESSAGE_ID] = message_id
         metadata["message_id"] = message_id
+    if session_id is not None:
+        attributes[_SESSION_ID] = session_id
     attributes[SpanAttributes.METADATA] = json.dumps(metadata)
-    with _span(tracer, SPAN_MUTATE, attributes) as span:
-        yield MutationSpan(span)
+    token = _current_session.set(session_id)
+    try:
+        with _span(tracer, SPAN_MUTATE, attributes) as span:
+            yield MutationSpan(span)
+    finally:
+        _current_session.reset(token)
 
 
 # -- the LLM span ----------------------------------------------------------------------------
@@ -379,6 +396,8 @@ def llm_span(
 ) -> Iterator[LLMSpan]:
     """Run one LLM client call inside an LLM span named `SPAN_LLM`.
 
+    Inside a `mutation_span` with a ``session_id``, the span carries that session too.
+
     Args:
         tracer: From `Tracing.tracer`.
         prompt: The prompt, recorded as one user message when ``messages`` is not given.
@@ -391,6 +410,9 @@ def llm_span(
     if messages is None:
         messages = [] if prompt is None else [{"role": "user", "content": prompt}]
     attributes: dict[str, str] = {_KIND: _LLM}
+    session_id = _current_session.get()
+    if session_id is not None:
+        attributes[_SESSION_ID] = session_id
     if prompt is not None:
         attributes[SpanAttributes.INPUT_VALUE] = prompt
         attributes[SpanAttributes.INPUT_MIME_TYPE] = _TEXT

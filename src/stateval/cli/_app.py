@@ -396,6 +396,11 @@ def _print_delivery(upload: UploadStatus, planned: int) -> None:
     spans = f"; {upload.spans} span(s) delivered"
     if upload.spans_kept:
         spans += f", {upload.spans_kept} kept in the journal for --resume"
+    if upload.episodes:
+        spans += (
+            f"; {upload.episodes} episode(s) scored on their sessions "
+            f"({upload.session_annotations} session annotation(s))"
+        )
     Console(highlight=False).print(
         f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "
         f"{upload.evaluations} evaluation(s) sent now, {upload.skipped} sent before){spans}",

@@ -60,6 +60,8 @@ class UploadStatus:
         experiment_url: The experiment in the Phoenix UI.
         spans: Spans Phoenix accepted in this invocation (kept ones sent again included).
         spans_kept: Spans Phoenix did not accept, kept in the journal for ``--resume``.
+        episodes: Episodes whose scores were stored as session annotations now.
+        session_annotations: Session annotations stored now.
     """
 
     runs: int = 0
@@ -70,6 +72,8 @@ class UploadStatus:
     experiment_url: str | None = None
     spans: int = 0
     spans_kept: int = 0
+    episodes: int = 0
+    session_annotations: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A run reported to Phoenix: traced mutator calls, their results through the experiment writer.
 
 Each mutator call is a CHAIN span exported in batches to the suite's Phoenix project
-(``phoenix.project``, default: the suite name); scored cases go to the `PhoenixSink`
+(``phoenix.project``, default: the suite name), in its episode's session when it is a turn of
+one (`stateval.run._episode_sessions`); scored cases go to the `PhoenixSink`
 (`stateval.run._writer`), which uploads them in the background.
 """
 
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
-from stateval.run._journal import Journal
+from stateval.run._episode_sessions import case_session_id
+from stateval.run._journal import Journal, RunHeader
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
 from stateval.run._runner import AllSinks, CaseSpan, UploadSink, execute
@@ -60,7 +62,9 @@ class _TracedCase:
         return trace.use_span(self._span.span, end_on_exit=False)
 
 
-def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
+def _span_factory(
+    tracing: Tracing, header: RunHeader
+) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
     from opentelemetry import context as otel_context
 
     from stateval.tracing import mutation_span
@@ -77,6 +81,7 @@ def _span_factory(tracing: Tracing) -> Callable[[Case], AbstractContextManager[C
                 input=case.input,
                 pre_state=case.pre_state,
                 message_id=case.input.message_id,
+                session_id=case_session_id(header, case),
             ) as span:
                 yield _TracedCase(span)
         finally:
@@ -151,7 +156,7 @@ async def run_with_phoenix(
                 scoring,
                 mutator=suite.mutator,
                 concurrency=concurrency,
-                span=None if tracing is None else _span_factory(tracing),
+                span=None if tracing is None else _span_factory(tracing, journal.header),
                 sink=sink if extra is None else AllSinks((sink, extra)),
                 on_case=on_case,
                 judge=suite.judge,

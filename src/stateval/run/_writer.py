@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stateval.errors import PhoenixUnavailableError
+from stateval.run._episode_sessions import EpisodeAnnotations, EpisodeScored
 from stateval.run._fields_as import (
     FieldAggregates,
     as_annotation,
@@ -167,6 +168,7 @@ class PhoenixSink:
         self.repetitions = 1
         self._fields = FieldAggregates()
         self._batcher: AnnotationBatcher | None = None
+        self._episodes: EpisodeAnnotations | None = None
         self._started = time.monotonic()
 
     @property
@@ -330,6 +332,9 @@ class PhoenixSink:
     def start(self, workers: int = UPLOAD_WORKERS) -> None:
         """Start the upload workers."""
         self._workers = [asyncio.create_task(self._work()) for _ in range(workers)]
+        self._episodes = EpisodeAnnotations(
+            self.uploader, self.journal, scope=self.scope, flush=self._flush, on_stored=self._sent
+        )
         if self.fields_as != "evaluations":
             self._batcher = AnnotationBatcher(
                 self.uploader,
@@ -356,6 +361,12 @@ class PhoenixSink:
         )
         self._queue.put_nowait((case, score))
 
+    def submit_episode(self, episode: EpisodeScored) -> None:
+        """Queue a finished episode's scores as annotations of its Phoenix session
+        (`stateval.run._episode_sessions`; already stored ones are skipped)."""
+        if self._episodes is not None and self.ready and self.experiment_id is not None:
+            self.to_send += self._episodes.submit(episode, self.experiment_id)
+
     async def finish(self, *, drain: bool = True) -> None:
         """Wait for the queue to empty (``drain``) or drop it, then stop the workers."""
         if drain:
@@ -365,6 +376,9 @@ class PhoenixSink:
             if self._batcher is not None:
                 await self._batcher.finish()
                 self.error = self.error or self._batcher.error
+            if self._episodes is not None:
+                await self._episodes.finish()
+                self.error = self.error or self._episodes.error
         else:
             for task in self._workers:
                 task.cancel()
@@ -372,6 +386,8 @@ class PhoenixSink:
             if self._batcher is not None:
                 self._batcher.cancel()
                 await self._batcher.finish()
+            if self._episodes is not None:
+                await self._episodes.finish(drain=False)
 
     def progress(self) -> UploadProgress:
         """How far the upload has come (see `UploadProgress`)."""
@@ -388,6 +404,8 @@ class PhoenixSink:
             pending=pending,
             error=self.error,
             experiment_url=self.experiment_url,
+            episodes=0 if self._episodes is None else self._episodes.episodes,
+            session_annotations=0 if self._episodes is None else self._episodes.stored,
         )
 
     async def _work(self) -> None:
@@ -408,6 +426,9 @@ class PhoenixSink:
     async def _flush(self) -> None:
         if self.flush_spans is not None:
             await self.flush_spans()
+
+    def _sent(self, stored: int) -> None:
+        self.sent += stored
 
     def _count_annotations(self, stored: int) -> None:
         self.annotations += stored

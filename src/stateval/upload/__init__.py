@@ -15,9 +15,12 @@ from stateval.upload._rest import (
     Example,
     ExperimentRef,
     RunRecord,
+    SessionAnnotationRecord,
     SpanAnnotationRecord,
     StoredEvaluation,
     StoredRun,
+    StoredSession,
+    StoredSessionAnnotation,
     StoredSpanAnnotation,
 )
 from stateval.upload._shared import SHARED_KEY
@@ -34,8 +37,11 @@ __all__ = [
     "ExperimentRef",
     "PhoenixUploader",
     "RunRecord",
+    "SessionAnnotationRecord",
     "SpanAnnotationRecord",
     "StoredEvaluation",
     "StoredRun",
+    "StoredSession",
+    "StoredSessionAnnotation",
     "StoredSpanAnnotation",
 ]

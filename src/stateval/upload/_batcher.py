@@ -1,22 +1,25 @@
-"""Span annotations gathered case by case and stored in bulk in the background."""
+"""Span (or session) annotations gathered case by case and stored in bulk in the background."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.upload._rest import SpanAnnotationRecord
+from stateval.upload._rest import SessionAnnotationRecord, SpanAnnotationRecord
 
 if TYPE_CHECKING:
     from stateval.upload._uploader import PhoenixUploader
 
 __all__ = ["AnnotationBatcher"]
 
+_Records: TypeAlias = Sequence[SpanAnnotationRecord] | Sequence[SessionAnnotationRecord]
+
 
 class AnnotationBatcher:
-    """Stores the span annotations of cases in bulk requests as they accumulate.
+    """Stores the span annotations of cases (or the session annotations of episodes, with
+    ``sessions``) in bulk requests as they accumulate.
 
     `add` never waits: once ``batch_size`` annotations are pending, a background task stores them
     (at most ``parallel`` at once), after calling ``flush`` (export the finished spans first, so
@@ -32,6 +35,8 @@ class AnnotationBatcher:
         on_cases_stored: Awaited with the ids of the cases whose annotations were all stored.
         on_stored: Called with each number of annotations stored (progress).
         ingest_timeout: See `PhoenixUploader.post_span_annotations`.
+        sessions: The records are `SessionAnnotationRecord`s, keyed by episode instead of case
+            (`PhoenixUploader.post_session_annotations`).
     """
 
     def __init__(
@@ -44,21 +49,24 @@ class AnnotationBatcher:
         on_cases_stored: Callable[[list[str]], Awaitable[None]] | None = None,
         on_stored: Callable[[int], None] | None = None,
         ingest_timeout: float = 120.0,
+        sessions: bool = False,
     ) -> None:
-        self._uploader = uploader
+        self._post: Callable[..., Awaitable[int]] = (
+            uploader.post_session_annotations if sessions else uploader.post_span_annotations
+        )
         self._batch_size = batch_size
         self._slots = asyncio.Semaphore(parallel)
         self._flush = flush
         self._on_cases_stored = on_cases_stored
         self._on_stored = on_stored
         self._ingest_timeout = ingest_timeout
-        self._pending: list[tuple[str, Sequence[SpanAnnotationRecord]]] = []
+        self._pending: list[tuple[str, _Records]] = []
         self._pending_count = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self.error: str | None = None
         self.stored = 0
 
-    def add(self, case_id: str, records: Sequence[SpanAnnotationRecord]) -> None:
+    def add(self, case_id: str, records: _Records) -> None:
         """Queue one case's annotations."""
         if self.error is not None:
             return
@@ -86,7 +94,7 @@ class AnnotationBatcher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _store(self, groups: list[tuple[str, Sequence[SpanAnnotationRecord]]]) -> None:
+    async def _store(self, groups: list[tuple[str, _Records]]) -> None:
         async with self._slots:
             if self.error is not None:
                 return
@@ -94,7 +102,7 @@ class AnnotationBatcher:
             try:
                 if self._flush is not None:
                     await self._flush()
-                await self._uploader.post_span_annotations(
+                await self._post(
                     records,
                     batch_size=len(records) or 1,
                     parallel=1,

@@ -24,9 +24,12 @@ __all__ = [
     "Example",
     "ExperimentRef",
     "RunRecord",
+    "SessionAnnotationRecord",
     "SpanAnnotationRecord",
     "StoredEvaluation",
     "StoredRun",
+    "StoredSession",
+    "StoredSessionAnnotation",
     "StoredSpanAnnotation",
 ]
 
@@ -164,6 +167,41 @@ class SpanAnnotationRecord:
         return body
 
 
+@dataclass(frozen=True, slots=True)
+class SessionAnnotationRecord:
+    """One annotation of one session (an episode) to upload (upserted by session, name and
+    ``identifier``).
+
+    Attributes:
+        session_id: The session, as its spans' ``session.id`` names it.
+        name: The annotation's name (``episode_success``, ...).
+        identifier: Distinguishes annotations of one name on one session; the same triple
+            replaces what was stored (so posting twice stores one annotation).
+    """
+
+    session_id: str
+    name: str
+    annotator_kind: AnnotatorKind = "CODE"
+    score: float | None = None
+    label: str | None = None
+    explanation: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    identifier: str = ""
+
+    def body(self) -> dict[str, Any]:
+        """One item of the ``data`` list of ``POST /v1/session_annotations``."""
+        body: dict[str, Any] = {
+            "session_id": self.session_id,
+            "name": self.name,
+            "annotator_kind": self.annotator_kind,
+            "result": {"score": self.score, "label": self.label, "explanation": self.explanation},
+            "identifier": self.identifier,
+        }
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        return body
+
+
 # -- what stateval gets back ------------------------------------------------------------------
 
 
@@ -252,6 +290,33 @@ class StoredSpanAnnotation:
     explanation: str | None
     identifier: str
     metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSessionAnnotation:
+    """A session annotation as the server holds it."""
+
+    session_id: str
+    name: str
+    annotator_kind: str
+    score: float | None
+    label: str | None
+    explanation: str | None
+    identifier: str
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """A session of a project as the server holds it.
+
+    Attributes:
+        session_id: Its id (the ``session.id`` of its spans).
+        trace_ids: The traces in it, oldest first.
+    """
+
+    session_id: str
+    trace_ids: tuple[str, ...]
 
 
 # -- response models --------------------------------------------------------------------------
@@ -363,6 +428,33 @@ class SpanAnnotationWire(_Wire):
 
 class SpanAnnotationListWire(_Wire):
     data: list[SpanAnnotationWire]
+    next_cursor: str | None = None
+
+
+class SessionAnnotationWire(_Wire):
+    session_id: str
+    name: str
+    annotator_kind: str
+    result: SpanAnnotationWire.Result | None = None
+    identifier: str = ""
+    metadata: dict[str, Any] | None = None
+
+
+class SessionAnnotationListWire(_Wire):
+    data: list[SessionAnnotationWire]
+    next_cursor: str | None = None
+
+
+class SessionWire(_Wire):
+    class Trace(_Wire):
+        trace_id: str
+
+    session_id: str
+    traces: list[Trace] = []
+
+
+class SessionListWire(_Wire):
+    data: list[SessionWire]
     next_cursor: str | None = None
 
 

@@ -14,7 +14,8 @@ Endpoints used (as served by Phoenix 20.26):
     ``GET /v1/experiments/{id}/runs``, ``POST /v1/experiment_evaluations``,
     ``GET /v1/experiments/{id}/json``, ``GET /v1/datasets/{id}/experiments``,
     ``PATCH``/``DELETE /v1/experiments/{id}``, ``POST /v1/span_annotations?sync=true``,
-    ``GET /v1/projects/{name}/span_annotations``.
+    ``GET /v1/projects/{name}/span_annotations``, ``POST /v1/session_annotations?sync=true``,
+    ``GET /v1/projects/{name}/session_annotations``, ``GET /v1/projects/{name}/sessions``.
 
 Example:
     >>> async def upload(url: str) -> None:   # doctest: +SKIP
@@ -31,7 +32,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
-from stateval.upload._annotations import post_span_annotations
+from stateval.upload._annotations import post_session_annotations, post_span_annotations
 from stateval.upload._rest import (
     DatasetListWire,
     DatasetRef,
@@ -46,20 +47,24 @@ from stateval.upload._rest import (
     IdWire,
     RunListWire,
     RunRecord,
+    SessionAnnotationRecord,
     SpanAnnotationListWire,
     SpanAnnotationRecord,
     StoredEvaluation,
     StoredRun,
+    StoredSession,
+    StoredSessionAnnotation,
     StoredSpanAnnotation,
     UploadWire,
     content_hash,
 )
+from stateval.upload._sessions import list_session_annotations, list_sessions
 from stateval.upload._shared import shared_experiment
 from stateval.upload._transport import Transport, parse
 
 __all__ = ["PhoenixUploader"]
 
-_SPAN_IDS_PER_QUERY = 500  # the server takes at most 1,000 span ids per query
+_IDS_PER_QUERY = 500  # the server takes at most 1,000 span or session ids per query
 
 
 class PhoenixUploader:
@@ -362,11 +367,11 @@ class PhoenixUploader:
         """The annotations of ``span_ids`` in ``project`` (only ``names`` when given)."""
         out: list[StoredSpanAnnotation] = []
         unique = sorted(set(span_ids))
-        for start in range(0, len(unique), _SPAN_IDS_PER_QUERY):
+        for start in range(0, len(unique), _IDS_PER_QUERY):
             cursor: str | None = None
             while True:
                 params: dict[str, Any] = {
-                    "span_ids": unique[start : start + _SPAN_IDS_PER_QUERY],
+                    "span_ids": unique[start : start + _IDS_PER_QUERY],
                     "limit": 10_000,
                 }
                 if names:
@@ -396,6 +401,41 @@ class PhoenixUploader:
                 if not cursor:
                     break
         return out
+
+    async def post_session_annotations(
+        self,
+        records: Sequence[SessionAnnotationRecord],
+        *,
+        batch_size: int = 200,
+        parallel: int = 2,
+        ingest_timeout: float = 120.0,
+        on_stored: Callable[[int], None] | None = None,
+    ) -> int:
+        """Store session annotations in bulk, waiting for sessions whose spans the server has
+        not ingested yet (see `post_span_annotations`); returns how many were stored.
+
+        Raises:
+            PhoenixUnavailableError: The server refused them, or no span of some sessions
+                arrived within ``ingest_timeout`` seconds of the last one that did.
+        """
+        return await post_session_annotations(
+            self._http,
+            records,
+            batch_size=batch_size,
+            parallel=parallel,
+            ingest_timeout=ingest_timeout,
+            on_stored=on_stored,
+        )
+
+    async def list_session_annotations(
+        self, project: str, session_ids: Sequence[str], *, names: Sequence[str] = ()
+    ) -> list[StoredSessionAnnotation]:
+        """The annotations of ``session_ids`` in ``project`` (only ``names`` when given)."""
+        return await list_session_annotations(self._http, project, session_ids, names=names)
+
+    async def list_sessions(self, project: str) -> list[StoredSession]:
+        """Every session of ``project`` with its traces (none when there is no such project)."""
+        return await list_sessions(self._http, project)
 
     async def list_runs(self, experiment_id: str) -> list[StoredRun]:
         """Every run of an experiment."""

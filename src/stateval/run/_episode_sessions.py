@@ -1,0 +1,205 @@
+"""Episodes as Phoenix sessions: each turn's span carries its episode's session id, and each
+finished episode's scores are stored as annotations of that session.
+
+Phoenix groups the traces whose spans carry one OpenInference ``session.id`` into a session
+(its Sessions view shows them as one conversation). A session id is unique on a Phoenix server,
+whatever the project, so stateval makes it from the episode *and* the run
+(``<episode>@<run>``): two runs of a suite, or two suites with the same dialogue ids, never mix
+their turns, while the shards of a run (which share a key) and a resumed run keep theirs.
+
+An episode's scores become three session annotations, posted in bulk once the sessions exist
+(`stateval.upload.AnnotationBatcher`, sessions mode): ``episode_success`` (1 or 0, label
+``success`` / ``failure``), ``first_divergence_turn`` (the turn index, none when no turn
+diverged) and ``episode_accuracy`` (the mean state accuracy of its turns). Their identifier is
+the experiment's id, like the span annotations of the run's field scores, so a rescoring adds
+its own and keeps the original's. Stored episodes are acknowledged in the journal and skipped
+on resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from stateval.run._journal import Journal, RunHeader
+from stateval.suite import Case
+from stateval.upload import AnnotationBatcher, PhoenixUploader, SessionAnnotationRecord
+
+if TYPE_CHECKING:
+    from stateval.upload import AnnotatorKind
+
+__all__ = [
+    "EPISODE_ACCURACY",
+    "EPISODE_SUCCESS",
+    "FIRST_DIVERGENCE_TURN",
+    "EpisodeAnnotations",
+    "EpisodeScored",
+    "case_session_id",
+    "episode_annotations",
+    "session_id",
+]
+
+EPISODE_SUCCESS = "episode_success"
+FIRST_DIVERGENCE_TURN = "first_divergence_turn"
+EPISODE_ACCURACY = "episode_accuracy"
+_CODE: AnnotatorKind = "CODE"
+
+
+class EpisodeScored(Protocol):
+    """What is annotated of an episode (`stateval.run.EpisodeScore` has it)."""
+
+    @property
+    def episode_id(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def success(self) -> bool: ...
+    @property
+    def first_divergence_turn(self) -> int | None: ...
+    @property
+    def accuracy(self) -> float: ...
+
+
+def session_id(header: RunHeader, episode_id: str) -> str:
+    """The Phoenix session of ``episode_id`` in the run ``header`` describes:
+    ``<episode>@<run>``, where the run is the key its shards share, else its run id."""
+    return f"{episode_id.strip()}@{header.shared_run or header.run_id}"
+
+
+def case_session_id(header: RunHeader, case: Case) -> str | None:
+    """The session of the episode ``case`` is a turn of; None when it is not in one."""
+    return None if case.episode_id is None else session_id(header, case.episode_id)
+
+
+def episode_annotations(
+    session: str, episode: EpisodeScored, identifier: str
+) -> list[SessionAnnotationRecord]:
+    """The session annotations of one scored episode (see the module's docstring)."""
+    turns, mode = episode.turns, episode.mode
+    metadata = {"episode_id": episode.episode_id, "mode": mode, "turns": turns}
+    first = episode.first_divergence_turn
+    if first is None:
+        success = f"all {turns} turn(s) right ({mode})"
+        divergence = "no turn's post-state differs from the expected one"
+    else:
+        success = f"turn {first} is the first of {turns} that is wrong ({mode})"
+        divergence = f"turn {first} is the first whose post-state differs from the expected one"
+
+    def record(
+        name: str, score: float | None, label: str | None, why: str
+    ) -> SessionAnnotationRecord:
+        return SessionAnnotationRecord(
+            session_id=session,
+            name=name,
+            annotator_kind=_CODE,
+            score=score,
+            label=label,
+            explanation=why,
+            metadata=metadata,
+            identifier=identifier,
+        )
+
+    return [
+        record(
+            EPISODE_SUCCESS,
+            1.0 if episode.success else 0.0,
+            "success" if episode.success else "failure",
+            success,
+        ),
+        record(
+            FIRST_DIVERGENCE_TURN,
+            None if first is None else float(first),
+            "none" if first is None else f"turn {first}",
+            divergence,
+        ),
+        record(
+            EPISODE_ACCURACY,
+            episode.accuracy,
+            None,
+            f"mean state accuracy of its {turns} turn(s) ({mode})",
+        ),
+    ]
+
+
+class EpisodeAnnotations:
+    """Stores the scores of finished episodes as session annotations, in the background.
+
+    Args:
+        uploader: The Phoenix client.
+        journal: Where stored episodes are acknowledged (``<scope>sessions``).
+        scope: The acknowledgement kinds' prefix (as `PhoenixSink`'s).
+        flush: Awaited before each request (export finished spans, so sessions exist).
+
+    Attributes:
+        stored: Annotations stored in this invocation.
+        episodes: Episodes whose annotations were all stored in this invocation.
+        skipped: Episodes stored before (resume).
+        error: Why storing stopped, if it did.
+    """
+
+    def __init__(
+        self,
+        uploader: PhoenixUploader,
+        journal: Journal,
+        *,
+        scope: str = "",
+        flush: Callable[[], Awaitable[object]] | None = None,
+        on_stored: Callable[[int], None] | None = None,
+    ) -> None:
+        self._journal = journal
+        self._kind = scope + "sessions"
+        self._on_stored = on_stored
+        self._batcher = AnnotationBatcher(
+            uploader,
+            batch_size=300,
+            flush=flush,
+            on_cases_stored=self._acknowledge,
+            on_stored=self._count,
+            sessions=True,
+        )
+        self._experiment_id: str | None = None
+        self._submitted: set[str] = set()
+        self.stored = 0
+        self.episodes = 0
+        self.skipped = 0
+        self.error: str | None = None
+
+    def submit(self, episode: EpisodeScored, experiment_id: str) -> int:
+        """Queue one episode's annotations; returns how many were queued (0 when the episode
+        was stored before, or already queued)."""
+        self._experiment_id = experiment_id
+        key = f"{episode.mode}:{episode.episode_id}"
+        ack = self._journal.ack(self._kind, key)
+        if ack is not None and ack.get("experiment_id") == experiment_id:
+            self.skipped += 1
+            return 0
+        if key in self._submitted:
+            return 0
+        self._submitted.add(key)
+        records = episode_annotations(
+            session_id(self._journal.header, episode.episode_id), episode, experiment_id
+        )
+        self._batcher.add(key, records)
+        return len(records)
+
+    async def finish(self, *, drain: bool = True) -> None:
+        """Store what is pending and wait (``drain``), or drop it."""
+        if not drain:
+            self._batcher.cancel()
+        await self._batcher.finish()
+        self.error = self.error or self._batcher.error
+
+    def _count(self, stored: int) -> None:
+        self.stored += stored
+        if self._on_stored is not None:
+            self._on_stored(stored)
+
+    async def _acknowledge(self, keys: list[str]) -> None:
+        for key in keys:
+            await asyncio.to_thread(
+                self._journal.append_ack, self._kind, key, experiment_id=self._experiment_id
+            )
+        self.episodes += len(keys)

@@ -1,0 +1,156 @@
+"""Episodes in Phoenix: turns traced into their episode's session, episode scores stored as
+session annotations, read back from a real Phoenix over REST."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stateval.mutators import PythonMutator, StructuredInput
+from stateval.run import Journal, PhoenixTarget, run_suite, start_journal
+from stateval.run._writer import PhoenixSink
+from stateval.state import InterpretiveState, ValueConfidence
+from stateval.suite import Suite, load_suite
+from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation
+
+pytestmark = pytest.mark.phoenix
+
+# Two conversations: "a" books for Ada in Paris over two turns, "b" for Bob over three.
+TURNS = [
+    ("a", 0, "I am Ada", {"user.name": "Ada"}),
+    ("a", 1, "I live in Paris", {"user.name": "Ada", "user.city": "Paris"}),
+    ("b", 0, "I am Bob", {"user.name": "Bob"}),
+    ("b", 1, "I live in Rome", {"user.name": "Bob", "user.city": "Rome"}),
+    ("b", 2, "I live in Oslo", {"user.name": "Bob", "user.city": "Oslo"}),
+]
+
+
+def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    out = state.copy()
+    words = input.prompt.split()
+    if "am" in words:
+        out.set_value("user.name", ValueConfidence(words[words.index("am") + 1], 1.0))
+    if "in" in words:
+        out.set_value("user.city", ValueConfidence(words[words.index("in") + 1], 1.0))
+    return out
+
+
+def _suite(tmp_path: Path, project: str) -> Suite:
+    cases = []
+    previous: dict[str, dict[str, str]] = {}
+    for episode, turn, prompt, expected in TURNS:
+        cases.append(
+            {
+                "id": f"{episode}-{turn}",
+                "pre_state": previous.get(episode, {}),
+                "input": {"prompt": prompt},
+                "expected_post_state": expected,
+                "metadata": {"dialogue": episode, "turn": turn},
+            }
+        )
+        previous[episode] = expected
+    data = {
+        "name": "bookings",
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {"inline": cases},
+        "phoenix": {"dataset": f"bookings-{uuid.uuid4().hex[:8]}", "project": project},
+    }
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(data))
+    suite = load_suite(path, load_mutator=False)
+    grouped = [
+        dataclasses.replace(c, episode_id=c.metadata["dialogue"], turn_index=c.metadata["turn"])
+        for c in suite.cases
+    ]
+    return dataclasses.replace(suite, cases=grouped, mutator=PythonMutator(_tracker))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Episode:
+    """An episode's scores, as the runner hands them to a sink."""
+
+    episode_id: str
+    mode: str
+    turns: int
+    success: bool
+    first_divergence_turn: int | None
+    accuracy: float
+
+
+async def _annotate(journal: Journal, url: str, episodes: list[Episode]) -> PhoenixSink:
+    """Hand ``episodes`` to the Phoenix sink of ``journal``'s run, as a resumed run would."""
+    suite_path = Path(journal.header.suite_path)
+    async with PhoenixUploader(url) as uploader:
+        sink = PhoenixSink(uploader, journal, url)
+        await sink.prepare(load_suite(suite_path, load_mutator=False))
+        sink.start()
+        for episode in episodes:
+            sink.submit_episode(episode)
+        await sink.finish()
+    return sink
+
+
+def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    project = f"bookings-{uuid.uuid4().hex[:8]}"
+    suite = _suite(tmp_path, project)
+    journal = start_journal(tmp_path / ".stateval", suite, phoenix_url=phoenix_url)
+    outcome = asyncio.run(
+        run_suite(suite, journal, concurrency=2, phoenix=PhoenixTarget(phoenix_url))
+    )
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    run_id = journal.header.run_id
+    sessions = {"a": f"a@{run_id}", "b": f"b@{run_id}"}
+    trace_of = {case_id: journal.results[case_id]["trace_id"] for case_id in journal.results}
+
+    episodes = [
+        Episode("a", "teacher_forced", 2, True, None, 1.0),
+        Episode("b", "teacher_forced", 3, False, 2, 0.75),
+    ]
+    sink = asyncio.run(_annotate(journal, phoenix_url, episodes))
+    status = sink.status(journal.header.case_ids)
+    assert (status.error, status.episodes, status.session_annotations) == (None, 2, 6)
+    assert sink.progress().sent == sink.progress().total == 6
+
+    async def read_back() -> tuple[list[StoredSession], list[StoredSessionAnnotation]]:
+        async with PhoenixUploader(phoenix_url) as phoenix:
+            listed = await phoenix.list_sessions(project)
+            notes = await phoenix.list_session_annotations(project, list(sessions.values()))
+        return listed, notes
+
+    listed, notes = asyncio.run(read_back())
+    # Every turn's trace is in its episode's session, and nothing else is.
+    held = {s.session_id: set(s.trace_ids) for s in listed}
+    assert held == {
+        sessions["a"]: {trace_of["a-0"], trace_of["a-1"]},
+        sessions["b"]: {trace_of["b-0"], trace_of["b-1"], trace_of["b-2"]},
+    }
+    got = {(n.session_id, n.name): n for n in notes}
+    assert len(got) == len(notes) == 6
+    success_b = got[(sessions["b"], "episode_success")]
+    assert (success_b.score, success_b.label) == (0.0, "failure")
+    assert success_b.identifier == sink.experiment_id
+    assert success_b.metadata == {"episode_id": "b", "mode": "teacher_forced", "turns": 3}
+    assert "turn 2" in (success_b.explanation or "")
+    divergence_b = got[(sessions["b"], "first_divergence_turn")]
+    assert (divergence_b.score, divergence_b.label) == (2.0, "turn 2")
+    assert got[(sessions["b"], "episode_accuracy")].score == pytest.approx(0.75)
+    success_a = got[(sessions["a"], "episode_success")]
+    assert (success_a.score, success_a.label) == (1.0, "success")
+    divergence_a = got[(sessions["a"], "first_divergence_turn")]
+    assert (divergence_a.score, divergence_a.label) == (None, "none")
+
+    # Resumed again: the stored episodes are acknowledged in the journal and not sent twice.
+    again = asyncio.run(
+        _annotate(Journal.open(tmp_path / ".stateval", run_id), phoenix_url, episodes)
+    )
+    status = again.status(journal.header.case_ids)
+    assert (status.error, status.episodes, status.session_annotations) == (None, 0, 0)
+    assert again.progress().total == 0
