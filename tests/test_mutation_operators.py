@@ -217,3 +217,102 @@ def test_operators_passed_as_callables_and_broken_ones() -> None:
         generate_mutants("x", [broken])
     with pytest.raises(PluginError, match="must return a list of Mutant"):
         generate_mutants("x", [lambda target: ["not a mutant"]])
+
+
+def _episode_system() -> System:
+    return System.from_cases(tracker, [(PRE, EXPECTED)], episodes=True)
+
+
+def test_stale_in_episode_keeps_the_first_update_for_the_rest_of_the_episode() -> None:
+    from stateval.mutation import EpisodeTransform
+
+    assert [m for m in generate_mutants(system(), ["stale_in_episode"])] == []
+    mutants = generate_mutants(_episode_system(), ["stale_in_episode"])
+    assert [m.description for m in mutants] == [
+        f"keeps the first value an episode gives {path} for the rest of the episode "
+        "(later updates to it are lost)"
+        for path in ("hotel.name", "hotel.people")
+    ]
+    assert mutants[0].operator == "stale_in_episode"
+    assert mutants[0].target == "state"
+    mutator = mutants[0].system.mutator
+    assert isinstance(mutator, TransformedMutator)
+    transform = mutator.transform
+    assert isinstance(transform, EpisodeTransform)
+
+    def state(**values: str) -> InterpretiveState:
+        return InterpretiveState.from_flat({f"hotel.{k}": v for k, v in values.items()})
+
+    turns = [
+        (state(), INPUT, state(area="north")),  # hotel.name not set yet
+        (state(area="north"), INPUT, state(area="north", name="acorn")),  # first update
+        (state(area="north", name="acorn"), INPUT, state(area="north", name="bridge house")),
+        (state(area="north", name="bridge house"), INPUT, state(area="south")),  # dropped
+        (state(area="south"), INPUT, state(area="south", name="acorn")),  # same value again
+    ]
+    before = [(pre.copy(), post.copy()) for pre, _, post in turns]
+    out = transform.over_episode(turns)
+    assert [o.to_flat() for o in out] == [
+        {"hotel.area": "north"},
+        {"hotel.area": "north", "hotel.name": "acorn"},
+        {"hotel.area": "north", "hotel.name": "acorn"},
+        {"hotel.area": "south", "hotel.name": "acorn"},
+        {"hotel.area": "south", "hotel.name": "acorn"},
+    ]
+    assert [(pre, post) for pre, _, post in turns] == before  # nothing given was changed
+    # One output alone has no earlier turn: unchanged.
+    assert transform(state(), INPUT, state(name="acorn")) == state(name="acorn")
+
+
+def test_an_episode_transform_sees_each_episode_in_turn_order() -> None:
+    from stateval.mutation._verdict import transformed
+    from stateval.run import CaseResult
+    from stateval.suite import Case
+
+    def case(case_id: str, episode: str | None, turn: int | None, name: str) -> Case:
+        return Case(
+            case_id,
+            InterpretiveState(),
+            StructuredInput(name, case_id),
+            InterpretiveState.from_flat({"hotel.name": name}),
+            episode_id=episode,
+            turn_index=turn,
+        )
+
+    # Listed out of order and interleaved; b-1's mutator call failed.
+    cases = [
+        case("a-2", "a", 2, "cam"),
+        case("b-0", "b", 0, "dove"),
+        case("a-0", "a", 0, "acorn"),
+        case("solo", None, None, "elm"),
+        case("b-1", "b", 1, "fir"),
+        case("a-1", "a", 1, "bell"),
+        case("b-2", "b", 2, "gull"),
+    ]
+    base = {
+        c.id: CaseResult(c.id, c.expected_post_state.copy(), None, None, 0.1)
+        if c.id != "b-1"
+        else CaseResult(c.id, None, "model timed out", "TimeoutError", 0.1)
+        for c in cases
+    }
+    (mutant,) = [
+        m
+        for m in generate_mutants(_episode_system(), ["stale_in_episode"])
+        if "hotel.name" in m.description
+    ]
+    assert isinstance(mutant.system.mutator, TransformedMutator)
+    out = transformed(base, cases, [mutant.system.mutator.transform])
+    names = {
+        c: None if r.post_state is None else r.post_state.best("hotel.name").value  # type: ignore[union-attr]
+        for c, r in out.items()
+    }
+    assert names == {
+        "a-0": "acorn",
+        "a-1": "acorn",
+        "a-2": "acorn",
+        "b-0": "dove",
+        "b-1": None,
+        "b-2": "dove",
+        "solo": "elm",
+    }
+    assert out["b-1"].error == "model timed out"

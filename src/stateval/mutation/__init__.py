@@ -40,9 +40,11 @@ from stateval.mutation._score import (
 )
 from stateval.mutation._settings import resolve_eval, suite_config, suite_fail_under
 from stateval.mutation._system import (
+    EpisodeTransform,
     OutputTransform,
     System,
     TransformedMutator,
+    Turn,
     as_system,
     is_llm_mutator,
 )
@@ -57,6 +59,7 @@ __all__ = [
     "PROMPT_OPERATORS",
     "STATE_OPERATORS",
     "STATUSES",
+    "EpisodeTransform",
     "Eval",
     "EvalOutcome",
     "Mutant",
@@ -72,6 +75,7 @@ __all__ = [
     "ProbeResult",
     "System",
     "TransformedMutator",
+    "Turn",
     "as_system",
     "case_get",
     "generate_mutants",

@@ -2,20 +2,21 @@
 
 Each operator returns one `Mutant` per field it can degrade (from the `System`'s profile of the
 suite), so a survivor names its field: "drops the update to hotel.area". A transform sees the
-case's pre-state, input and the mutator's output, never the expected state. Random choices
-(which character to drop, which value to hallucinate) come from `System.rng`, so they repeat
-under the same seed.
+case's pre-state, input and the mutator's output, never the expected state; an episode-aware
+one (`stale_in_episode`, an `EpisodeTransform`) sees the turns of an episode in order. Random
+choices (which character to drop, which value to hallucinate) come from `System.rng`, so they
+repeat under the same seed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from stateval.mutation._mutant import Mutant
-from stateval.mutation._system import OutputTransform, System, as_system
+from stateval.mutation._system import OutputTransform, System, Turn, as_system
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 
@@ -30,6 +31,7 @@ __all__ = [
     "perturb_value",
     "rename_path",
     "stale",
+    "stale_in_episode",
     "strip_provenance",
     "swap_values",
 ]
@@ -393,6 +395,58 @@ def clobber_field(target: Any) -> list[Mutant]:
     return _per_path(system, "clobber_field", system.kept_fields, make)
 
 
+class _StaleInEpisode:
+    """From the turn of an episode that first updates ``path``, ``path`` keeps that value."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(
+        self, pre: InterpretiveState, _: StructuredInput, post: InterpretiveState
+    ) -> InterpretiveState:
+        return post  # one output alone has no earlier turn whose value could persist
+
+    def over_episode(self, turns: Sequence[Turn]) -> list[InterpretiveState]:
+        path = self.path
+        stuck: ValueConfidence | None = None
+        out: list[InterpretiveState] = []
+        for pre, _, post in turns:
+            best = post.best(path)
+            if stuck is None:
+                if _updated(pre, post, path):
+                    stuck = best
+                out.append(post)
+            elif best is None:
+                kept = post.copy()
+                kept.add_value(path, stuck)
+                out.append(kept)
+            elif best.value != stuck.value:
+                out.append(_replace_best(post, path, replace(best, value=stuck.value)))
+            else:
+                out.append(post)
+        return out
+
+
+def stale_in_episode(target: Any) -> list[Mutant]:
+    """Per changed field, in a suite of episodes: from the turn an episode first updates the
+    field, it keeps that value for the rest of the episode (later updates are lost, and it
+    stays even where the mutator dropped it). Teacher-forced turns each start from the expected
+    state, so only a mutant that remembers earlier turns can make this error; no mutants
+    without episodes."""
+    system = _system(target)
+    if system is None or not system.episodes:
+        return []
+
+    def make(path: str) -> tuple[str, OutputTransform]:
+        return (
+            f"keeps the first value an episode gives {path} for the rest of the episode "
+            "(later updates to it are lost)",
+            _StaleInEpisode(path),
+        )
+
+    return _per_path(system, "stale_in_episode", system.changed_fields, make)
+
+
 STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
     "drop_field": drop_field,
     "stale": stale,
@@ -404,5 +458,6 @@ STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
     "rename_path": rename_path,
     "strip_provenance": strip_provenance,
     "clobber_field": clobber_field,
+    "stale_in_episode": stale_in_episode,
 }
 """The built-in state operators, by name."""

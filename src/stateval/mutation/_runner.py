@@ -412,7 +412,10 @@ async def run_mutation(
     ]
     failures += [f"eval {n} fails on case {c}" for (c, n), o in outcomes.items() if not o.passed]
     system = System.from_cases(
-        real, [(c.pre_state, c.expected_post_state) for c in cases], seed=config.seed
+        real,
+        [(c.pre_state, c.expected_post_state) for c in cases],
+        seed=config.seed,
+        episodes=any(c.episode_id is not None for c in cases),
     )
     names = [name for name, _ in resolve_operators(config.operators)]
     mutants = generate_mutants(

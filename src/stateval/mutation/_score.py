@@ -57,6 +57,7 @@ WIDE_IMPACT = 0.2
 
 BASE_SEVERITY: dict[str, Severity] = {
     "stale": "high",
+    "stale_in_episode": "high",
     "drop_field": "high",
     "clobber_field": "high",
     "swap_values": "high",

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from string import Template
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from stateval.errors import MutationError
 from stateval.mutators import (
@@ -29,9 +29,11 @@ from stateval.mutators import (
 from stateval.state import InterpretiveState
 
 __all__ = [
+    "EpisodeTransform",
     "OutputTransform",
     "System",
     "TransformedMutator",
+    "Turn",
     "as_system",
     "is_llm_mutator",
     "split_transforms",
@@ -41,6 +43,31 @@ OutputTransform: TypeAlias = Callable[
     [InterpretiveState, StructuredInput, InterpretiveState], InterpretiveState
 ]
 """``(pre_state, input, post_state) -> degraded post_state``; must not change its arguments."""
+
+Turn: TypeAlias = tuple[InterpretiveState, StructuredInput, InterpretiveState]
+"""One turn of an episode as an `EpisodeTransform` sees it: pre-state, input, post-state."""
+
+
+@runtime_checkable
+class EpisodeTransform(Protocol):
+    """An `OutputTransform` that degrades a whole episode at once, so a turn's output can depend
+    on the episode's earlier turns (a stale value that persists, say).
+
+    Mutation testing hands it each episode's turns in order (`over_episode`); a call on one
+    output alone (a case outside any episode, or the transform run live by a
+    `TransformedMutator`) sees no earlier turn.
+    """
+
+    def __call__(
+        self, pre: InterpretiveState, input: StructuredInput, post: InterpretiveState
+    ) -> InterpretiveState:
+        """One output with no earlier turn."""
+        ...
+
+    def over_episode(self, turns: Sequence[Turn]) -> list[InterpretiveState]:
+        """The degraded post-state of each turn, in the order given; changes no argument."""
+        ...
+
 
 _VALUES_PER_FIELD = 8
 
@@ -120,6 +147,8 @@ class System:
         pairs: Paths that change together in some case, most frequent first, each path in at
             most one pair.
         seed: Seeds every random choice of the operators (see `rng`).
+        episodes: The suite groups its cases into episodes (episode-aware operators make
+            mutants only then).
     """
 
     mutator: Mutator | None = None
@@ -130,6 +159,7 @@ class System:
     values: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     pairs: tuple[tuple[str, str], ...] = ()
     seed: int = 0
+    episodes: bool = False
 
     def __post_init__(self) -> None:
         frozen = {k: tuple(v) for k, v in self.values.items()}
@@ -175,6 +205,7 @@ class System:
         cases: Iterable[tuple[InterpretiveState, InterpretiveState]],
         *,
         seed: int = 0,
+        episodes: bool = False,
     ) -> System:
         """A system profiled from ``(pre_state, expected_post_state)`` pairs.
 
@@ -182,6 +213,7 @@ class System:
             mutator: The mutator (or None for a bare prompt).
             cases: Each case's pre-state and expected post-state.
             seed: See `seed`.
+            episodes: See `episodes`.
         """
         fields: dict[str, None] = {}
         changed: dict[str, None] = {}
@@ -222,6 +254,7 @@ class System:
             values={p: tuple(v.values()) for p, v in values.items()},
             pairs=tuple(pairs),
             seed=seed,
+            episodes=episodes,
         )
 
 

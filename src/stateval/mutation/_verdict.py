@@ -17,6 +17,7 @@ from typing import Any
 
 from stateval.errors import MutationError
 from stateval.mutation._evals import EvalOutcome
+from stateval.mutation._system import EpisodeTransform
 from stateval.run import CaseResult, CaseScore, RunSummary
 from stateval.state import InterpretiveState
 from stateval.suite import Case
@@ -54,25 +55,65 @@ def _one_line(exc: BaseException) -> str:
 def transformed(
     base: dict[str, CaseResult], cases: Sequence[Case], transforms: Sequence[Any]
 ) -> dict[str, CaseResult]:
+    """The baseline's results with every output passed through ``transforms`` in order.
+
+    An `EpisodeTransform` gets each episode's turns at once, in turn order (the turns whose
+    mutator call failed left out); a transform that raises, or returns no state, fails the
+    case (or every turn of the episode) it was given.
+    """
+    posts: dict[str, InterpretiveState] = {
+        c.id: post.copy() for c in cases if (post := base[c.id].post_state) is not None
+    }
+    errors: dict[str, Exception] = {}
+    episodes = _episodes(cases)
+    for transform in transforms:
+        episodic = isinstance(transform, EpisodeTransform)
+        for group in episodes if episodic else [[c] for c in cases]:
+            live = [c for c in group if c.id in posts and c.id not in errors]
+            if not live:
+                continue
+            try:
+                if episodic and live[0].episode_id is not None:
+                    turns = [(c.pre_state.copy(), c.input, posts[c.id]) for c in live]
+                    new = list(transform.over_episode(turns))
+                    if len(new) != len(live):
+                        raise MutationError(
+                            f"an episode transform returned {len(new)} states for {len(live)} turns"
+                        )
+                else:
+                    new = [transform(c.pre_state.copy(), c.input, posts[c.id]) for c in live]
+                for case, post in zip(live, new, strict=True):
+                    if not isinstance(post, InterpretiveState):
+                        raise MutationError(f"an output transform returned {type(post).__name__}")
+                    posts[case.id] = post
+            except Exception as exc:
+                errors.update((c.id, exc) for c in live)
     out: dict[str, CaseResult] = {}
     for case in cases:
         result = base[case.id]
-        if result.post_state is None:
-            out[case.id] = result
-            continue
-        post = result.post_state.copy()
-        try:
-            for transform in transforms:
-                post = transform(case.pre_state.copy(), case.input, post)
-            if not isinstance(post, InterpretiveState):
-                raise MutationError(f"an output transform returned {type(post).__name__}")
-        except Exception as exc:
+        if case.id in errors:
+            failed = errors[case.id]
             out[case.id] = CaseResult(
-                case.id, None, _one_line(exc), type(exc).__name__, result.time_used
+                case.id, None, _one_line(failed), type(failed).__name__, result.time_used
             )
-            continue
-        out[case.id] = CaseResult(case.id, post, None, None, result.time_used)
+        elif case.id in posts:
+            out[case.id] = CaseResult(case.id, posts[case.id], None, None, result.time_used)
+        else:
+            out[case.id] = result
     return out
+
+
+def _episodes(cases: Sequence[Case]) -> list[list[Case]]:
+    """The cases grouped by episode, each episode in turn order; a case outside any episode is
+    a group of its own."""
+    groups: dict[object, list[Case]] = {}
+    for index, case in enumerate(cases):
+        key: object = index if case.episode_id is None else ("episode", case.episode_id)
+        groups.setdefault(key, []).append(case)
+    return [
+        sorted(group, key=lambda c: -1 if c.turn_index is None else c.turn_index)
+        for group in groups.values()
+    ]
 
 
 def same(a: CaseResult, b: CaseResult) -> bool:
