@@ -113,6 +113,25 @@ def phoenix_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def chromium() -> tuple[str, list[str]]:
+    """Debian's headless Chromium for Playwright (which never downloads a browser): its path
+    and launch flags. Skips without it, fails in CI (``.ci/run`` installs it)."""
+    path = Path("/usr/bin/chromium")
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"no {path} (apt-get install chromium)")
+    flags = [
+        "--no-sandbox",
+        "--headless",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+    ]
+    return str(path), flags
+
+
+@pytest.fixture(scope="session")
 def start_phoenix() -> Callable[..., AbstractContextManager[str]]:
     """`started_phoenix`, for tests that need a server with settings of their own."""
     return started_phoenix

@@ -96,7 +96,7 @@ async def _annotate(journal: Journal, url: str, episodes: list[Episode]) -> Phoe
 
 
 def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
-    tmp_path: Path, phoenix_url: str
+    tmp_path: Path, phoenix_url: str, chromium: tuple[str, list[str]]
 ) -> None:
     project = f"bookings-{uuid.uuid4().hex[:8]}"
     suite = _suite(tmp_path, project)
@@ -154,3 +154,30 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     status = again.status(journal.header.case_ids)
     assert (status.error, status.episodes, status.session_annotations) == (None, 0, 0)
     assert again.progress().total == 0
+
+    # Phoenix's own Sessions page for the project lists both episodes with their annotations.
+    shown = _sessions_page(phoenix_url, project, chromium, list(sessions.values()))
+    assert all(session in shown for session in sessions.values())
+    assert "episode_success" in shown
+
+
+def _sessions_page(url: str, project: str, chromium: tuple[str, list[str]], want: list[str]) -> str:
+    """The text of the Sessions tab of ``project`` in Phoenix's UI, once it shows ``want``."""
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    project_id = httpx.get(f"{url}/v1/projects/{project}", timeout=30).json()["data"]["id"]
+    executable, flags = chromium
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=flags)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{url}/projects/{project_id}/sessions")
+            page.wait_for_function(
+                "want => want.every(id => document.body.innerText.includes(id))",
+                arg=want,
+                timeout=120_000,
+            )
+            return page.inner_text("body")
+        finally:
+            browser.close()
