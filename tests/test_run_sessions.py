@@ -112,7 +112,7 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
 
     episodes = [
         Episode("a", "teacher_forced", 2, True, None, 1.0),
-        Episode("b", "teacher_forced", 3, False, 2, 0.75),
+        Episode("b", "teacher_forced", 3, False, 2, 2 / 3),
     ]
     sink = asyncio.run(_annotate(journal, phoenix_url, episodes))
     status = sink.status(journal.header.case_ids)
@@ -138,10 +138,13 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     assert (success_b.score, success_b.label) == (0.0, "failure")
     assert success_b.identifier == sink.experiment_id
     assert success_b.metadata == {"episode_id": "b", "mode": "teacher_forced", "turns": 3}
-    assert "turn 2" in (success_b.explanation or "")
+    assert success_b.explanation == "turn 2 is the first of 3 that is wrong (teacher_forced)"
+    assert got[(sessions["b"], "episode_accuracy")].explanation == (
+        "2 of its 3 turn(s) right (teacher_forced)"
+    )
     divergence_b = got[(sessions["b"], "first_divergence_turn")]
     assert (divergence_b.score, divergence_b.label) == (2.0, "turn 2")
-    assert got[(sessions["b"], "episode_accuracy")].score == pytest.approx(0.75)
+    assert got[(sessions["b"], "episode_accuracy")].score == pytest.approx(2 / 3)
     success_a = got[(sessions["a"], "episode_success")]
     assert (success_a.score, success_a.label) == (1.0, "success")
     divergence_a = got[(sessions["a"], "first_divergence_turn")]

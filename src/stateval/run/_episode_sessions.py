@@ -10,10 +10,10 @@ their turns, while the shards of a run (which share a key) and a resumed run kee
 An episode's scores become three session annotations, posted in bulk once the sessions exist
 (`stateval.upload.AnnotationBatcher`, sessions mode): ``episode_success`` (1 or 0, label
 ``success`` / ``failure``), ``first_divergence_turn`` (the turn index, none when no turn
-diverged) and ``episode_accuracy`` (the mean state accuracy of its turns). Their identifier is
-the experiment's id, like the span annotations of the run's field scores, so a rescoring adds
-its own and keeps the original's. Stored episodes are acknowledged in the journal and skipped
-on resume.
+diverged) and ``episode_accuracy`` (the fraction of its turns that are right). Their
+identifier is the experiment's id, like the span annotations of the run's field scores, so a
+rescoring adds its own and keeps the original's. Stored episodes are acknowledged in the
+journal and skipped on resume.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def episode_annotations(
             EPISODE_ACCURACY,
             episode.accuracy,
             None,
-            f"mean state accuracy of its {turns} turn(s) ({mode})",
+            f"{round(episode.accuracy * turns)} of its {turns} turn(s) right ({mode})",
         ),
     ]
 
