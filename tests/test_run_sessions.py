@@ -159,13 +159,15 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     assert again.progress().total == 0
 
     # Phoenix's own Sessions page for the project lists both episodes with their annotations.
-    shown = _sessions_page(phoenix_url, project, chromium, list(sessions.values()))
-    assert all(session in shown for session in sessions.values())
-    assert "episode_success" in shown
+    want = [*sessions.values(), "episode_success", "first_divergence_turn", "episode_accuracy"]
+    shown = _sessions_page(phoenix_url, project, chromium, want)
+    assert all(text in shown for text in want)
+    assert f"b@{run_id}" in shown.split("\n")  # a row's session id cell, in full
 
 
 def _sessions_page(url: str, project: str, chromium: tuple[str, list[str]], want: list[str]) -> str:
-    """The text of the Sessions tab of ``project`` in Phoenix's UI, once it shows ``want``."""
+    """The text of the Sessions tab of ``project`` in Phoenix's UI, once it shows every text
+    in ``want`` (the table and the annotation summaries load one after the other)."""
     import httpx
     from playwright.sync_api import sync_playwright
 

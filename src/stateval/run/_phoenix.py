@@ -63,8 +63,10 @@ class _TracedCase:
 
 
 def _span_factory(
-    tracing: Tracing, header: RunHeader
+    tracing: Tracing, header: RunHeader | None = None
 ) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
+    """Opens each case's mutation span, in its episode's session when ``header`` (the run's)
+    is given and the case is a turn of an episode."""
     from opentelemetry import context as otel_context
 
     from stateval.tracing import mutation_span
@@ -81,7 +83,7 @@ def _span_factory(
                 input=case.input,
                 pre_state=case.pre_state,
                 message_id=case.input.message_id,
-                session_id=case_session_id(header, case),
+                session_id=None if header is None else case_session_id(header, case),
             ) as span:
                 yield _TracedCase(span)
         finally:
