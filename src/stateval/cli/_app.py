@@ -173,7 +173,19 @@ def run(
     report_html: ReportHtmlOption = None,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Finish the suite's latest run: missing cases and uploads."),
+        typer.Option(
+            "--resume",
+            help="Finish the suite's latest run: missing cases and uploads (a failed case "
+            "stays failed).",
+        ),
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="With --resume: run the cases that failed again too (their new results "
+            "replace the failures, in the journal and in Phoenix).",
+        ),
     ] = False,
     fields_as: FieldsAsOption = None,
     shard: Annotated[
@@ -206,6 +218,9 @@ def run(
     if phoenix_url and no_phoenix:
         print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
+    if retry_errors and not resume:
+        print("error: --retry-errors needs --resume", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
         from stateval.run import Shard, find_resumable, start_journal
         from stateval.suite import load_suite
@@ -233,9 +248,11 @@ def run(
             if repeat != 1:
                 err.print("--repeat is ignored with --resume (the run keeps its repetitions)")
             recorded = journal.header.phoenix_url if not no_phoenix else None
+            retried = journal.retry_errors() if retry_errors else []
             err.print(
                 f"Resuming run {journal.run_id}: {len(journal.missing)} of "
                 f"{len(journal.header.case_ids)} cases left to run"
+                + (f" ({len(retried)} failed, run again)" if retry_errors else "")
             )
         target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
         gate_spec = suite.thresholds.regressions

@@ -8,7 +8,8 @@ Each line is one JSON record:
   as ``stateval.run.CaseResult.to_dict``); a run with ``repetitions`` > 1 (``--repeat``) has
   one per case and repetition (``"repetition": 2``...);
 - ``{"kind": "ack", "what": "dataset" | "experiment" | "run" | "evaluations", ...}``: Phoenix
-  accepted an upload (so a resumed run never sends it again);
+  accepted an upload (so a resumed run never sends it again); a case's acknowledgement counts
+  only until a later result record of that case supersedes it (``--retry-errors``);
 - ``{"kind": "spans", "seq", "count", "otlp"}``: a batch of spans Phoenix did not accept
   (base64 OTLP protobuf), sent again by a resumed run (then acknowledged as ``spans``);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
@@ -237,6 +238,9 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         self._offsets.pop(case_id, None)
         self._offsets[case_id] = offset
 
+    def _forget(self, case_id: str) -> None:
+        self._offsets.pop(case_id, None)
+
     def __getitem__(self, case_id: str) -> dict[str, Any]:
         for _, record in self.read([case_id]):
             if record is not None:
@@ -305,7 +309,8 @@ class Journal:
         self.header = header
         self.results = JournalResults(self)
         self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
-        self._acks: dict[tuple[str, str], dict[str, Any]] = {}
+        self._acks: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+        self._latest: dict[str, int] = {}  # ack key -> offset of its latest result record
         self.complete = False
         self._spans: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -403,26 +408,66 @@ class Journal:
         elif kind == "ack":
             what = str(record.get("what"))
             key = str(record.get("case_id", ""))
-            self._acks[(what, key)] = record
+            self._acks[(what, key)] = (offset, record)
         elif kind == "end":
             self.complete = True
         elif kind == "spans":
             self._spans.append(record)
 
     def ack(self, what: str, case_id: str = "") -> dict[str, Any] | None:
-        """The acknowledgement recorded for ``what`` (and ``case_id``), or None."""
-        return self._acks.get((what, case_id))
+        """The acknowledgement recorded for ``what`` (and ``case_id``), or None.
+
+        A case's acknowledgement made before its latest result record (a retried case's old
+        upload) is not returned: that result has not been uploaded.
+        """
+        found = self._acks.get((what, case_id))
+        if found is None or not self._current(what, case_id, found[0]):
+            return None
+        return found[1]
 
     def acked(self, what: str) -> dict[str, dict[str, Any]]:
-        """Case id -> acknowledgement, for per-case acknowledgements of kind ``what``."""
-        return {key: rec for (kind, key), rec in self._acks.items() if kind == what and key}
+        """Case id -> acknowledgement, for per-case acknowledgements of kind ``what`` (those
+        of the case's latest result, as `ack`)."""
+        return {
+            key: rec
+            for (kind, key), (offset, rec) in self._acks.items()
+            if kind == what and key and self._current(kind, key, offset)
+        }
+
+    def _current(self, what: str, key: str, offset: int) -> bool:
+        return what == "spans" or offset > self._latest.get(key, -1)
 
     def _keep(self, case_id: str, record: dict[str, Any], offset: int) -> None:
-        repetition = record.get("repetition") or 1
+        repetition = int(record.get("repetition") or 1)
         if repetition == 1:
             self.results._record(case_id, offset)
+            self._latest[case_id] = offset
         else:
-            self.repeated[(case_id, int(repetition))] = record
+            self.repeated[(case_id, repetition)] = record
+            self._latest[f"{case_id}#{repetition}"] = offset
+
+    def retry_errors(self) -> list[str]:
+        """Plan the failed cases (their latest result is an error) to run again, as
+        ``stateval run --resume --retry-errors`` does: they count as missing, and what was
+        uploaded of their failures no longer counts as uploaded (the new result replaces the
+        failed experiment run in Phoenix). Their new results supersede the old records.
+
+        Returns:
+            The ids of the cases with a failed repetition, in plan order.
+        """
+        end = self._writer.size  # every ack so far precedes the results still to come
+        failed: set[str] = set()
+        for case_id, record in self.results.read(list(self.results)):
+            if record is not None and record.get("error") is not None:
+                self.results._forget(case_id)
+                self._latest[case_id] = end
+                failed.add(case_id)
+        for (case_id, repetition), record in list(self.repeated.items()):
+            if record.get("error") is not None:
+                del self.repeated[(case_id, repetition)]
+                self._latest[f"{case_id}#{repetition}"] = end
+                failed.add(case_id)
+        return [c for c in self.header.case_ids if c in failed]
 
     @property
     def missing(self) -> list[str]:
@@ -472,8 +517,9 @@ class Journal:
         if case_id is not None:
             record["case_id"] = case_id
         record.update(data)
-        self._append(record).result()
-        self._acks[(what, case_id or "")] = record
+        offset, done = self._writer.submit(_encode(record))
+        done.result()
+        self._acks[(what, case_id or "")] = (offset, record)
 
     def append_spans(self, otlp: bytes, count: int) -> None:
         """Keep a batch of spans Phoenix did not accept (OTLP protobuf) to send on resume."""
