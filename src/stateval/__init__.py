@@ -83,6 +83,7 @@ from stateval.mutators import (
 from stateval.run import (
     CaseResult,
     CaseScore,
+    EpisodeScore,
     Evaluation,
     PhoenixTarget,
     RunOutcome,
@@ -107,6 +108,7 @@ __all__ = [
     "ComparisonError",
     "DatasetError",
     "DeltaComparison",
+    "EpisodeScore",
     "EvalOutcome",
     "Evaluation",
     "EvaluationConfig",

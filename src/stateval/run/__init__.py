@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._outcome import (
     OnScored,
@@ -42,6 +43,7 @@ from stateval.run._session import (
 from stateval.run._shard import Shard
 from stateval.run._tally import JournalScores, RunTally, journaled_scores, summarize
 from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
+from stateval.run._trajectory import FieldTrajectory, TrajectorySummary, TurnPoint
 
 __all__ = [
     "ENV_HOME",
@@ -49,8 +51,10 @@ __all__ = [
     "CaseResult",
     "CaseScore",
     "CaseSpan",
+    "EpisodeScore",
     "Evaluation",
     "FieldRow",
+    "FieldTrajectory",
     "Journal",
     "JournalScores",
     "Judgement",
@@ -64,6 +68,8 @@ __all__ = [
     "Shard",
     "SpanFactory",
     "ThresholdResult",
+    "TrajectorySummary",
+    "TurnPoint",
     "UploadProgress",
     "UploadSink",
     "UploadStatus",

@@ -90,6 +90,7 @@ class RunHeader(BaseModel):
     shared_run: str | None = None
     fields_as: Literal["evaluations", "annotations", "both"] = "evaluations"
     repetitions: int = Field(default=1, ge=1)
+    mode: Literal["teacher_forced", "free_running"] = "teacher_forced"
 
 
 def _runs_dir(root: str | Path) -> Path:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from stateval.errors import JournalError, PhoenixUnavailableError
+from stateval.run._episodes import episode_tracker
 from stateval.run._journal import Journal
 from stateval.run._outcome import PhoenixTarget, RunOutcome
 from stateval.run._results import CaseScore
@@ -164,8 +165,10 @@ def rescored_tally(
     if not journal.results:
         raise JournalError(f"run {journal.run_id} has no case results to rescore")
     scoring = Scoring.from_suite(suite)
-    tally = RunTally(scoring)
     planned = journal.header.case_ids
+    tally = RunTally(
+        scoring, episode_tracker(suite.episodes, planned, journal.header.mode, scoring)
+    )
     index = {case_id: i for i, case_id in enumerate(planned)}
     done = {c for c in planned if c in journal.results}
     for case, result in journaled_results(suite, journal, done):

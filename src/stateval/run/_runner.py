@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutators import Mutator, bind_case
+from stateval.run._episodes import EpisodeScore, episode_tracker
 from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
@@ -33,6 +34,7 @@ __all__ = [
     "UploadSink",
     "execute",
     "journaled_repetitions",
+    "submit_episode",
 ]
 
 
@@ -71,6 +73,11 @@ class UploadSink(Protocol):
     stream results anywhere else. ``submit`` runs on the event loop: queue slow work, never
     block.
 
+    A sink may also have a ``submit_episode(episode: EpisodeScore) -> None`` method (optional,
+    so not part of the protocol): when the suite groups its cases into episodes, the runner
+    calls it once per episode, after the episode's last turn has been journaled, scored and
+    handed to ``submit`` (a resumed run calls it for the episodes its journal completes too).
+
     Example:
         >>> class Collect:
         ...     def __init__(self) -> None:
@@ -96,6 +103,18 @@ class AllSinks:
         """Give the case to every sink."""
         for sink in self.sinks:
             sink.submit(case, score)
+
+    def submit_episode(self, episode: EpisodeScore) -> None:
+        """Give the episode to every sink that takes episodes."""
+        for sink in self.sinks:
+            submit_episode(sink, episode)
+
+
+def submit_episode(sink: UploadSink | None, episode: EpisodeScore) -> None:
+    """``sink.submit_episode(episode)`` when the sink has that method."""
+    take = getattr(sink, "submit_episode", None)
+    if callable(take):
+        take(episode)
 
 
 @dataclass(slots=True)
@@ -164,13 +183,17 @@ async def execute(
     open_span = span or _no_span
     planned = journal.header.case_ids
     index = {case_id: i for i, case_id in enumerate(planned)}
-    tally = RunTally(scoring)
+    tally = RunTally(
+        scoring, episode_tracker(suite.episodes, planned, journal.header.mode, scoring)
+    )
     done = {c for c in planned if c in journal.results}
     for case, result in journaled_results(suite, journal, done):
         score = score_case(case, result, scoring)
-        tally.add(case, score, index[case.id])
+        episode = tally.add(case, score, index[case.id])
         if sink is not None:
             sink.submit(case, score)
+            if episode is not None:
+                submit_episode(sink, episode)
     if sink is not None:
         for (case_id, _), record in journal.repeated.items():
             again = suite.case(case_id)
@@ -208,11 +231,14 @@ async def execute(
                 result = _as_case_error(result, "scoring", exc)
                 durable = journal.submit_result(case.id, result.to_dict())
                 score = score_case(case, result, scoring)
-            if repetition == 1:
-                tally.add(case, score, index[case.id])
+            episode = tally.add(case, score, index[case.id]) if repetition == 1 else None
             if sink is not None:
                 await asyncio.wrap_future(durable)
                 sink.submit(case, score)
+                if episode is not None:
+                    # its other turns were journaled by other workers: make sure they are durable
+                    await asyncio.to_thread(journal.flush)
+                    submit_episode(sink, episode)
             if on_case is not None:
                 on_case(score)
 

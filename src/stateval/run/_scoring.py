@@ -30,6 +30,7 @@ from stateval.errors import StatevalError
 from stateval.run._judging import apply_judgements, evaluation, judge_errors
 from stateval.run._results import CaseResult, CaseScore, Evaluation
 from stateval.run._summary_metadata import quality_metadata
+from stateval.run._trajectory import TrajectorySummary, episode_threshold_values
 from stateval.state import InterpretiveState
 from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
@@ -415,6 +416,7 @@ class RunSummary:
         failing: The first failing cases (a field wrong, a check failed or the mutator
             failed), in suite order, at most ten.
         n_failing: How many cases failed.
+        episodes: Trajectory metrics of the run's episodes (None when the suite has none).
     """
 
     suite_name: str
@@ -437,6 +439,7 @@ class RunSummary:
     agreement: AgreementReport | None = None
     failing: tuple[CaseScore, ...] = ()
     n_failing: int = 0
+    episodes: TrajectorySummary | None = None
 
     @property
     def value_precision(self) -> float | None:
@@ -556,6 +559,7 @@ class RunSummary:
             "slices": self.slices_dict(),
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
+            "episodes": None if self.episodes is None else self.episodes.to_dict(),
         }
 
 
@@ -585,6 +589,7 @@ def threshold_names(spec: ThresholdsSpec) -> list[str]:
     if spec.max_error_rate is not None:
         names.append("error_rate")
     names.extend(f"fields[{pattern}]" for pattern in spec.fields)
+    names.extend(name for name, _, _ in episode_threshold_values(spec, None))
     return names
 
 

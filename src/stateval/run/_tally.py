@@ -24,17 +24,20 @@ from stateval.calibration import (
 from stateval.compare import StateComparison
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
+from stateval.run._episodes import EpisodeScore, EpisodeTracker, episode_tracker
 from stateval.run._journal import Journal
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import (
     FieldRow,
     RunSummary,
     Scoring,
+    ThresholdResult,
     field_minimum,
     score_case,
     threshold_results,
 )
-from stateval.suite import Case, Suite
+from stateval.run._trajectory import TrajectoryTally, episode_threshold_values
+from stateval.suite import Case, EpisodeMode, Episodes, Suite
 
 __all__ = [
     "JournalScores",
@@ -65,12 +68,18 @@ class RunTally:
     `MetricsAccumulator` (per-field confusion counts, slot metrics, value P/R/F1, slices) and
     the run-level counts.
 
+    With an `EpisodeTracker`, turns are also gathered per episode: `add` returns the episode a
+    case completes, and the summary carries the trajectory metrics (`TrajectoryTally`).
+
     Args:
         scoring: The run's scoring (its slot schema, metric options and thresholds).
+        episodes: Gathers the turns of the run's episodes (None without episodes).
     """
 
-    def __init__(self, scoring: Scoring) -> None:
+    def __init__(self, scoring: Scoring, episodes: EpisodeTracker | None = None) -> None:
         self.scoring = scoring
+        self.episodes = episodes
+        self.trajectory = None if episodes is None else TrajectoryTally(episodes.mode)
         self.metrics = scoring.accumulator()
         self.n = 0
         self.n_errors = 0
@@ -86,8 +95,9 @@ class RunTally:
         self._judged: list[CaseScore] = []
         self._human: dict[str, Mapping[str, HumanVerdict]] = {}
 
-    def add(self, case: Case, score: CaseScore, index: int) -> None:
-        """Count one case's scores; ``index`` is its place in the plan (orders failing cases)."""
+    def add(self, case: Case, score: CaseScore, index: int) -> EpisodeScore | None:
+        """Count one case's scores; ``index`` is its place in the plan (orders failing cases).
+        Returns the episode the case completes, if it does."""
         self.n += 1
         comparison = score.comparison
         self.metrics.add_case(score.metrics_under(self.scoring, case), case.metadata)
@@ -106,6 +116,13 @@ class RunTally:
         if case.human:  # human verdicts on judged fields: few cases, kept whole
             self._judged.append(score)
             self._human[case.id] = case.human
+        if self.episodes is None or self.trajectory is None:
+            return None
+        done = self.episodes.add(case, score)
+        if done is None:
+            return None
+        self.trajectory.add(*done)
+        return done[0]
 
     def _keep_failing(self, index: int, score: CaseScore) -> None:
         if len(self._failing) >= FAILING_KEPT and index > self._failing_keys[-1]:
@@ -145,6 +162,11 @@ class RunTally:
         agreement = run_agreement(self._judged, self._human)
         values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
         thresholds = threshold_results(scoring.thresholds, values, _ratio(self.n_errors, n), rows)
+        trajectory = None if self.trajectory is None else self.trajectory.summary()
+        thresholds += tuple(
+            ThresholdResult(name, value, limit, "min", value is not None and value >= limit)
+            for name, value, limit in episode_threshold_values(scoring.thresholds, trajectory)
+        )
         return RunSummary(
             suite_name=suite_name,
             run_id=run_id,
@@ -166,6 +188,7 @@ class RunTally:
             agreement=agreement,
             failing=tuple(f.score for f in self._failing),
             n_failing=self.n_failing,
+            episodes=trajectory,
         )
 
 
@@ -206,11 +229,14 @@ def summarize(
     run_id: str,
     n_planned: int | None = None,
     experiment_url: str | None = None,
+    episodes: Episodes | None = None,
+    mode: EpisodeMode = "teacher_forced",
 ) -> RunSummary:
     """Summarise case scores held in memory (in any order) into a `RunSummary` whose cases
-    are in the order of ``cases``."""
+    are in the order of ``cases`` (with ``episodes``, its trajectory metrics in ``mode``)."""
     by_id = {s.case_id: s for s in scores}
-    tally = RunTally(scoring)
+    tracker = episode_tracker(episodes, [c.id for c in cases], mode, scoring)
+    tally = RunTally(scoring, tracker)
     order: list[CaseScore] = []
     for case in cases:
         score = by_id.get(case.id)

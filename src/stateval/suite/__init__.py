@@ -9,16 +9,20 @@ A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schem
 
 from __future__ import annotations
 
+from stateval.suite._episodes import Episodes
 from stateval.suite._models import (
     CaseInputSpec,
     CaseSpec,
     CasesSpec,
+    EpisodeMode,
+    EpisodesSpec,
     FieldsAs,
     JudgeSpec,
     LLMMutatorSpec,
     MetricsSpec,
     MutationSpec,
     MutatorSpec,
+    PerTurnSpec,
     PhoenixSpec,
     PythonMutatorSpec,
     RegressionsSpec,
@@ -43,12 +47,16 @@ __all__ = [
     "CaseSpec",
     "Cases",
     "CasesSpec",
+    "EpisodeMode",
+    "Episodes",
+    "EpisodesSpec",
     "FieldsAs",
     "JudgeSpec",
     "LLMMutatorSpec",
     "MetricsSpec",
     "MutationSpec",
     "MutatorSpec",
+    "PerTurnSpec",
     "PhoenixNames",
     "PhoenixSpec",
     "PythonMutatorSpec",

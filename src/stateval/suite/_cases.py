@@ -18,7 +18,8 @@ from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
 from stateval.suite._documents import DocumentError, parse_json
-from stateval.suite._models import CaseSpec, HumanVerdictSpec
+from stateval.suite._episodes import EpisodeIndexer, episode_keys
+from stateval.suite._models import CaseSpec, EpisodesSpec, HumanVerdictSpec
 from stateval.suite._source import CaseHasher, Cases, FileCases, MemoryCases
 
 __all__ = [
@@ -219,10 +220,17 @@ def _human_verdict(given: str | HumanVerdictSpec) -> HumanVerdict:
 
 
 def build_case(
-    spec: CaseSpec, fmt: StateFormat, confidence: float
+    spec: CaseSpec, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None = None
 ) -> tuple[Case | None, list[tuple[Loc, str]]]:
-    """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems."""
+    """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems.
+
+    With ``episodes``, the case's episode and turn index are read from its metadata."""
     problems: list[tuple[Loc, str]] = []
+    episode_id: str | None = None
+    turn_index: int | None = None
+    if episodes is not None:
+        episode_id, turn_index, bad = episode_keys(spec.metadata, episodes)
+        problems.extend(bad)
     states: dict[str, InterpretiveState] = {}
     for name in ("pre_state", "expected_post_state"):
         try:
@@ -252,6 +260,8 @@ def build_case(
         dict(spec.metadata),
         {path: _human_verdict(given) for path, given in spec.human.items()},
         spec.actual_post_state,
+        episode_id,
+        turn_index,
     )
     return case, []
 
@@ -291,8 +301,11 @@ def read_case_file(
     confidence: float,
     problems: list[str],
     ref: CaseFileRef | None = None,
+    episodes: EpisodeIndexer | None = None,
 ) -> Cases:
     """Read every case of a JSONL, JSON or CSV file, appending one line per problem.
+
+    With ``episodes``, each case's episode and turn are read and handed to the indexer.
 
     A JSONL file is read line by line and only its case ids and offsets are kept (`FileCases`
     reads the cases again when they are used); JSON and CSV cases are held in memory.
@@ -312,7 +325,7 @@ def read_case_file(
         return MemoryCases(())
     if suffix == ".jsonl":
         try:
-            return _read_jsonl(path, label, fmt, confidence, problems)
+            return _read_jsonl(path, label, fmt, confidence, problems, episodes)
         except OSError as exc:
             problems.append(whole(f"cannot read {written}: {exc.strerror or type(exc).__name__}"))
             return MemoryCases(())
@@ -329,11 +342,16 @@ def read_case_file(
         records = _json_records(text, label, problems)
     else:
         records = _csv_records(text, label, problems)
-    return MemoryCases(build_cases(records, label, fmt, confidence, problems))
+    return MemoryCases(build_cases(records, label, fmt, confidence, problems, episodes))
 
 
 def _read_jsonl(
-    path: Path, label: str, fmt: StateFormat, confidence: float, problems: list[str]
+    path: Path,
+    label: str,
+    fmt: StateFormat,
+    confidence: float,
+    problems: list[str],
+    episodes: EpisodeIndexer | None = None,
 ) -> Cases:
     """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
     ids: list[str] = []
@@ -357,7 +375,7 @@ def _read_jsonl(
                 problems.append(format_problem(label, number, None, None, exc.message))
                 continue
             record = _Record(data, number, lambda _loc, n=number: n)  # type: ignore[misc]
-            case = _build_record(record, label, fmt, confidence, problems, seen)
+            case = _build_record(record, label, fmt, confidence, problems, seen, episodes)
             if case is not None and not problems:
                 hasher.add(case)
                 ids.append(case.id)
@@ -365,32 +383,42 @@ def _read_jsonl(
     if problems:
         return MemoryCases(())
 
+    grouping = None if episodes is None else episodes.spec
+
     def read(raw: bytes) -> Case:
-        return _case_from_line(raw, fmt, confidence)
+        return _case_from_line(raw, fmt, confidence, grouping)
 
     return FileCases(path, ids, offsets, hasher.hexdigest(), read)
 
 
-def _case_from_line(raw: bytes, fmt: StateFormat, confidence: float) -> Case:
+def _case_from_line(
+    raw: bytes, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None
+) -> Case:
     """One case from one (already validated) JSONL line."""
     try:
         spec = CaseSpec.model_validate(parse_json(raw))
     except (ValueError, ValidationError, DocumentError) as exc:
         raise SuiteError(f"not a valid case: {exc}") from exc
-    case, bad = build_case(spec, fmt, confidence)
+    case, bad = build_case(spec, fmt, confidence, episodes)
     if case is None:
         raise SuiteError(f"not a valid case: {bad[0][1]}")
     return case
 
 
 def build_cases(
-    records: Sequence[_Record], label: str, fmt: StateFormat, confidence: float, problems: list[str]
+    records: Sequence[_Record],
+    label: str,
+    fmt: StateFormat,
+    confidence: float,
+    problems: list[str],
+    episodes: EpisodeIndexer | None = None,
 ) -> list[Case]:
-    """Validate records as cases; duplicates and bad fields become problems."""
+    """Validate records as cases; duplicates and bad fields become problems. With
+    ``episodes``, each case's episode and turn are handed to the indexer."""
     cases: list[Case] = []
     seen: dict[str, int | None] = {}
     for record in records:
-        case = _build_record(record, label, fmt, confidence, problems, seen)
+        case = _build_record(record, label, fmt, confidence, problems, seen, episodes)
         if case is not None:
             cases.append(case)
     return cases
@@ -403,6 +431,7 @@ def _build_record(
     confidence: float,
     problems: list[str],
     seen: dict[str, int | None],
+    episodes: EpisodeIndexer | None = None,
 ) -> Case | None:
     """One record as a case (None when it has problems, which are appended)."""
     case_id = _case_id(record.data)
@@ -415,7 +444,7 @@ def _build_record(
                 format_problem(label, record.locate(loc), case_id, loc, pydantic_message(error))
             )
         return None
-    case, bad = build_case(spec, fmt, confidence)
+    case, bad = build_case(spec, fmt, confidence, None if episodes is None else episodes.spec)
     for loc, message in bad:
         problems.append(format_problem(label, record.locate(loc), spec.id, loc, message))
     if spec.id in seen:
@@ -426,6 +455,11 @@ def _build_record(
         )
         return None
     seen[spec.id] = record.line
+    if episodes is not None and case is not None:
+        assert case.episode_id is not None
+        assert case.turn_index is not None
+        empty = not case.pre_state.paths()
+        episodes.add(case.episode_id, case.turn_index, case.id, record.line, empty)
     return case
 
 

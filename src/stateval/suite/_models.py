@@ -13,11 +13,14 @@ __all__ = [
     "CaseInputSpec",
     "CaseSpec",
     "CasesSpec",
+    "EpisodeMode",
+    "EpisodesSpec",
     "JudgeSpec",
     "LLMMutatorSpec",
     "MetricsSpec",
     "MutationSpec",
     "MutatorSpec",
+    "PerTurnSpec",
     "PhoenixSpec",
     "PythonMutatorSpec",
     "RegressionsSpec",
@@ -249,6 +252,60 @@ class RegressionsSpec(_Strict):
     )
 
 
+EpisodeMode = Literal["teacher_forced", "free_running"]
+"""How a run feeds an episode's turns: each from its gold pre-state (``teacher_forced``), or each
+from the mutator's own post-state of the turn before (``free_running``)."""
+
+
+class EpisodesSpec(_Strict):
+    """Cases grouped into episodes (conversations) and ordered into turns (docs/episodes.md)."""
+
+    by: str = Field(
+        min_length=1,
+        description="Case metadata key naming a case's episode, e.g. 'metadata.dialogue_id'.",
+    )
+    order: str = Field(
+        min_length=1,
+        description="Case metadata key holding the case's turn index (an integer), e.g. "
+        "'metadata.turn_index'. An episode's turns are consecutive integers; its first "
+        "turn's pre_state is the episode's start state.",
+    )
+    mode: EpisodeMode = Field(
+        default="teacher_forced",
+        description="teacher_forced: every turn from its gold pre_state; free_running: turn "
+        "t from the mutator's own post-state of turn t-1 (`stateval run --mode` overrides).",
+    )
+    on_error: Literal["skip", "carry"] = Field(
+        default="skip",
+        description="Free-running: after a failed mutator call, skip the episode's remaining "
+        "turns (each recorded as an error) or carry the last good state into the next turn.",
+    )
+    start: Literal["first_turn", "empty"] = Field(
+        default="first_turn",
+        description="first_turn: an episode starts from its first turn's pre_state, whatever "
+        "it holds; empty: every episode must start from an empty state (checked on load).",
+    )
+
+
+class PerTurnSpec(_Strict):
+    """Minimums every turn index must reach (over the episodes that reach that turn)."""
+
+    joint_goal_accuracy: _Fraction | None = Field(
+        default=None,
+        description="Fraction of turns at the index that are right: every slot right (every "
+        "compared field, without a slot schema).",
+    )
+    accuracy: _Fraction | None = Field(
+        default=None, description="Matching expected fields over expected fields at the index."
+    )
+    min_episodes: int = Field(
+        default=1,
+        ge=1,
+        description="Turn indices fewer episodes reach are not checked (a long tail of "
+        "a few long episodes is noise).",
+    )
+
+
 class ThresholdsSpec(_Strict):
     """Minimums a run must reach to pass (exit code 0); unset ones are not checked."""
 
@@ -277,6 +334,15 @@ class ThresholdsSpec(_Strict):
     regressions: RegressionsSpec | None = Field(
         default=None,
         description="The regression gate against a baseline run (`stateval run --baseline`).",
+    )
+    episode_success: _Fraction | None = Field(
+        default=None,
+        description="Minimum fraction of episodes with every turn right (needs 'episodes').",
+    )
+    per_turn: PerTurnSpec | None = Field(
+        default=None,
+        description="Minimums every turn index must reach, e.g. {joint_goal_accuracy: 0.5} "
+        "(needs 'episodes').",
     )
 
 
@@ -376,6 +442,10 @@ class SuiteModel(_Strict):
         default=None, description="The LLM judge of fields whose policy says judge: llm."
     )
     cases: CasesSpec
+    episodes: EpisodesSpec | None = Field(
+        default=None,
+        description="Group the cases into episodes of ordered turns (docs/episodes.md).",
+    )
     policies: dict[str, MatchPolicyModel] = Field(
         default_factory=dict, description="Path or glob -> how that field is compared."
     )

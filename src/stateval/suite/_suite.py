@@ -70,9 +70,11 @@ from stateval.suite._documents import (
     parse_yaml,
 )
 from stateval.suite._env import expand_environment
+from stateval.suite._episodes import EpisodeIndexer, Episodes
 from stateval.suite._llm import build_judge, build_llm_mutator
 from stateval.suite._models import (
     CasesSpec,
+    EpisodesSpec,
     FieldsAs,
     PythonMutatorSpec,
     ReplayMutatorSpec,
@@ -136,6 +138,8 @@ class Suite:
         services_key: The case metadata key listing the services in play in a case.
         slices: Case metadata keys every metric is broken down by.
         metric_options: Scorer conventions of value precision / recall / F1.
+        episodes: The cases' episodes (``episodes:``), each one's case ids in turn order; None
+            when the suite does not group its cases.
     """
 
     path: Path
@@ -156,6 +160,7 @@ class Suite:
     services_key: str | None = None
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    episodes: Episodes | None = None
 
     def __post_init__(self) -> None:
         # a suite built or replaced with a plain sequence of cases keeps constant-time lookup
@@ -279,10 +284,11 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         problems = _suite_problems(exc, data, text, label)
         # Report the case file's problems in the same pass when the cases section is valid.
         if not any(e["loc"][:1] == ("cases",) for e in exc.errors()):
-            _load_cases(_cases_spec(data), data, text, base, label, problems)
+            _load_cases(_cases_spec(data), data, text, base, label, problems, _episodes_spec(data))
         raise SuiteProblemsError(problems) from exc
     problems = []
-    cases = _load_cases(model.cases, data, text, base, label, problems)
+    cases, episodes = _load_cases(model.cases, data, text, base, label, problems, model.episodes)
+    _episode_threshold_problems(model, label, line_locator(text), problems)
     if not cases and not problems:
         problems.append(
             format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
@@ -353,6 +359,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         metric_options=MetricOptions(
             model.metrics.list_credit, model.metrics.wrong_value, model.metrics.averaging
         ),
+        episodes=episodes,
     )
 
 
@@ -448,6 +455,14 @@ def _human_problems(cases: Sequence[Case], policies: FieldPolicies, label: str) 
     return problems
 
 
+def _episodes_spec(data: Mapping[str, Any]) -> EpisodesSpec | None:
+    try:
+        found = data.get("episodes")
+        return None if found is None else EpisodesSpec.model_validate(found)
+    except ValidationError:
+        return None
+
+
 def _cases_spec(data: Mapping[str, Any]) -> CasesSpec | None:
     try:
         return CasesSpec.model_validate(data.get("cases"))
@@ -462,19 +477,44 @@ def _load_cases(
     base: Path,
     label: str,
     problems: list[str],
-) -> Cases:
-    """The suite's cases (from its case file or inline), appending one line per problem."""
+    episodes: EpisodesSpec | None = None,
+) -> tuple[Cases, Episodes | None]:
+    """The suite's cases (from its case file or inline) and, with ``episodes``, their episode
+    index, appending one line per problem."""
     if spec is None:
-        return MemoryCases(())
+        return MemoryCases(()), None
+    indexer = None if episodes is None else EpisodeIndexer(episodes)
+    cases: Cases
     if spec.file is not None:
         case_path = base / spec.file
+        where = _label(case_path)
         ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
-        return read_case_file(
-            case_path, _label(case_path), spec.format, spec.confidence, problems, ref
+        cases = read_case_file(
+            case_path, where, spec.format, spec.confidence, problems, ref, indexer
         )
-    raw_items = data["cases"]["inline"]
-    records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
-    return MemoryCases(build_cases(records, label, spec.format, spec.confidence, problems))
+    else:
+        where = label
+        raw_items = data["cases"]["inline"]
+        records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
+        cases = MemoryCases(
+            build_cases(records, label, spec.format, spec.confidence, problems, indexer)
+        )
+    if indexer is None or problems:
+        return cases, None
+    index, bad = indexer.finish(where)
+    problems.extend(format_problem(where, line, c, loc, m) for line, c, loc, m in bad)
+    return cases, index
+
+
+def _episode_threshold_problems(
+    model: SuiteModel, label: str, locate: Any, problems: list[str]
+) -> None:
+    """Episode thresholds need ``episodes:``."""
+    for key in ("episode_success", "per_turn"):
+        if getattr(model.thresholds, key) is not None and model.episodes is None:
+            where = locate(("thresholds", key))
+            message = "needs episodes ('episodes: {by: ..., order: ...}')"
+            problems.append(format_problem(label, where, None, f"thresholds.{key}", message))
 
 
 def _load_checks(
