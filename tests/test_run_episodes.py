@@ -1,21 +1,29 @@
 """Episodes in a run: each complete episode reaches every sink's ``submit_episode`` after its
 last turn was journaled and submitted, with its score; a resumed run submits the episodes its
-journal completes too."""
+journal completes too. Free-running runs: pre-state propagation, order, on_error policies,
+resume in the middle of episodes, rescore."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from episodes_fixture import episode_suite, track
+from episodes_fixture import episode_cases, episode_suite, track
 from stateval import (
     Case,
+    CaseResult,
     CaseScore,
     EpisodeScore,
     InterpretiveState,
+    RunOutcome,
     StructuredInput,
+    Suite,
+    SuiteError,
+    load_suite,
+    rescore,
     run_suite,
     start_journal,
 )
@@ -118,3 +126,173 @@ def test_a_resumed_run_submits_the_episodes_its_journal_completes(tmp_path: Path
     assert outcome.summary.complete
     assert sorted(second.episodes) == ["d1", "d2"]
     assert second.episodes["d1"] == first.episodes["d1"]
+
+
+def _run(suite: Suite, home: Path, sink: object = None, **kwargs: Any) -> RunOutcome:
+    journal = start_journal(home, suite, **kwargs)
+    return asyncio.run(run_suite(suite, journal, concurrency=4, sink=sink))  # type: ignore[arg-type]
+
+
+def test_free_running_feeds_each_turn_the_post_state_of_the_turn_before(tmp_path: Path) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def recording(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        seen.append((input.message_id, {p: state.best(p).value for p in state.paths()}))  # type: ignore[union-attr]
+        return track(state, input)
+
+    suite = episode_suite(tmp_path, mutator=recording)
+    sink = Collect()
+    outcome = _run(suite, tmp_path / "home", sink, mode="free_running")
+    by_turn = dict(seen)
+    # d2's first turn writes area "htuos": the next turn starts from it, not from the gold "south"
+    assert by_turn["d2:1"] == {"area": "htuos"}
+    assert by_turn["d1:2"] == {"area": "north", "price": "cheap"}
+    # the turns of one episode ran in order
+    order = [case_id for case_id, _ in seen]
+    assert order.index("d1:0") < order.index("d1:1") < order.index("d1:2")
+    assert order.index("d2:0") < order.index("d2:1")
+    d2 = sink.episodes["d2"]
+    assert (d2.mode, d2.success, d2.first_divergence_turn, d2.accuracy, d2.recovered) == (
+        "free_running",
+        False,
+        0,
+        0.0,
+        False,
+    )
+    assert (d2.introduced, d2.inherited, d2.corrected) == (1, 1, 0)
+    assert outcome.summary.episodes is not None
+    assert outcome.summary.episodes.mode == "free_running"
+    assert outcome.summary.episodes.episode_success == 0.5
+
+
+def test_the_journal_records_the_pre_state_each_free_running_turn_was_given(
+    tmp_path: Path,
+) -> None:
+    suite = episode_suite(tmp_path)
+    outcome = _run(suite, tmp_path / "home", mode="free_running")
+    journal = Journal.open(tmp_path / "home", outcome.journal.run_id)
+    pre = CaseResult.from_dict(journal.results["d2:1"]).pre_state
+    assert pre is not None
+    assert pre.best("area").value == "htuos"  # type: ignore[union-attr]
+    assert CaseResult.from_dict(journal.results["d2:0"]).pre_state is None  # its own
+    # delta scores are taken against the pre-state used: the carried error is not a change
+    score = next(s for s in outcome.summary.cases if s.case_id == "d2:1")
+    changed = score.evaluation("changed_fields_accuracy")
+    assert changed is not None
+
+
+@pytest.mark.parametrize(
+    ("on_error", "pre_of_last", "skipped"),
+    [("skip", None, 1), ("carry", {"area": "north"}, 0)],
+)
+def test_a_failed_turn_skips_or_carries_the_last_good_state(
+    tmp_path: Path, on_error: str, pre_of_last: dict[str, str] | None, skipped: int
+) -> None:
+    turns = {
+        "d1": [
+            ("set area=north", {"area": "north"}),
+            ("fail", {"price": "cheap"}),
+            ("set day=mon", {"day": "mon"}),
+        ]
+    }
+    seen: dict[str, dict[str, Any]] = {}
+
+    def recording(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        seen[input.message_id] = {p: state.best(p).value for p in state.paths()}  # type: ignore[union-attr]
+        return track(state, input)
+
+    suite = episode_suite(
+        tmp_path, episode_cases(turns), mutator=recording, episodes={"on_error": on_error}
+    )
+    sink = Collect()
+    outcome = _run(suite, tmp_path / "home", sink, mode="free_running")
+    assert seen.get("d1:2") == pre_of_last
+    d1 = sink.episodes["d1"]
+    assert (d1.n_errors, d1.n_skipped) == (1 + skipped, skipped)
+    assert outcome.summary.n_errors == 1 + skipped
+    if skipped:
+        result = CaseResult.from_dict(outcome.journal.results["d1:2"])
+        assert result.error_type == "EpisodeSkipped"
+
+
+def test_an_interrupted_free_running_run_resumes_each_episode_from_its_recorded_state(
+    tmp_path: Path,
+) -> None:
+    turns = {
+        "d1": [
+            ("set area=north", {"area": "north"}),
+            ("wrong price=cheap", {"price": "cheap"}),
+            ("set day=mon", {"day": "mon"}),
+            ("set stay=2", {"stay": "2"}),
+        ],
+        "d2": [("set area=east", {"area": "east"}), ("set price=high", {"price": "high"})],
+    }
+    calls: list[str] = []
+    seen: dict[str, dict[str, Any]] = {}
+    resumed = False
+
+    def interrupted(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        if input.message_id == "d1:2" and not resumed:
+            raise KeyboardInterrupt
+        calls.append(input.message_id)
+        seen[input.message_id] = {p: state.best(p).value for p in state.paths()}  # type: ignore[union-attr]
+        return track(state, input)
+
+    suite = episode_suite(tmp_path, episode_cases(turns), mutator=interrupted)
+    home = tmp_path / "home"
+    journal = start_journal(home, suite, mode="free_running")
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_suite(suite, journal, concurrency=1))
+    on_disk = Journal.open(home, journal.run_id)
+    assert {"d1:0", "d1:1"} <= set(on_disk.results)
+    assert "d1:2" not in on_disk.results
+
+    resumed = True
+    calls.clear()
+    sink = Collect()
+    outcome = asyncio.run(
+        run_suite(suite, Journal.open(home, journal.run_id), concurrency=2, sink=sink)
+    )
+    assert outcome.summary.complete
+    assert "d1:0" not in calls
+    assert "d1:1" not in calls
+    # turn 2 starts from the state turn 1 journaled (with its wrong price), not the gold one
+    assert seen["d1:2"] == {"area": "north", "price": "paehc"}
+    assert seen["d1:3"] == {"area": "north", "price": "paehc", "day": "mon"}
+    assert sorted(sink.episodes) == ["d1", "d2"]
+    assert sink.episodes["d1"].first_divergence_turn == 1
+    assert sink.episodes["d1"].inherited == 2  # the wrong price carried into turns 2 and 3
+
+
+def test_rescore_recomputes_the_trajectory_metrics_from_the_journal(tmp_path: Path) -> None:
+    suite = episode_suite(tmp_path)
+    outcome = _run(suite, tmp_path / "home", mode="free_running")
+    again = rescore(suite, Journal.open(tmp_path / "home", outcome.journal.run_id))
+    assert again.episodes == outcome.summary.episodes
+    # under a looser policy the reversed area counts as right: the episode succeeds now
+    loose = episode_suite(tmp_path, policies={"area": {"ignore": True}})
+    relaxed = rescore(loose, Journal.open(tmp_path / "home", outcome.journal.run_id))
+    assert relaxed.episodes is not None
+    assert relaxed.episodes.mode == "free_running"
+    assert relaxed.episodes.episode_success == 1.0
+
+
+def test_free_running_without_episodes_is_one_clear_error(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "plain.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "mutator": {"type": "python", "callable": "builtins:print"},
+                "cases": {
+                    "inline": [
+                        {"id": "a", "input": {"prompt": "x"}, "expected_post_state": {"k": "v"}}
+                    ]
+                },
+            }
+        )
+    )
+    plain = load_suite(path, load_mutator=False)
+    with pytest.raises(SuiteError, match="free-running mode needs episodes"):
+        start_journal(tmp_path / "home", plain, mode="free_running")

@@ -15,6 +15,7 @@ import json
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeAlias
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, UploadStatus
-    from stateval.suite import FieldsAs, Suite
+    from stateval.suite import EpisodeMode, FieldsAs, Suite
 
 __all__ = ["app", "main"]
 
@@ -146,6 +147,33 @@ def _fields_as(value: str | None) -> FieldsAs | None:
     raise StatevalError(f"--fields-as {value!r}: expected one of evaluations, annotations, both")
 
 
+ModeOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        metavar="MODE",
+        help="How episodes run: teacher_forced (each turn from its gold pre-state), "
+        "free_running (from the mutator's own post-state of the turn before) or both (two "
+        "runs, summarised side by side); default: the suite's episodes.mode.",
+    ),
+]
+
+
+def _episode_modes(value: str | None) -> tuple[EpisodeMode | None, ...]:
+    """The runs ``--mode`` asks for, teacher-forced first (None: the suite's own mode)."""
+    from stateval.errors import StatevalError
+
+    if value is None:
+        return (None,)
+    if value == "both":
+        return ("teacher_forced", "free_running")
+    if value == "teacher_forced":
+        return ("teacher_forced",)
+    if value == "free_running":
+        return ("free_running",)
+    raise StatevalError(f"--mode {value!r}: expected one of teacher_forced, free_running, both")
+
+
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
@@ -207,13 +235,15 @@ def run(
     repeat: RepeatOption = 1,
     baseline: BaselineOption = None,
     fail_on_regression: FailOnRegressionOption = False,
+    episode_mode: ModeOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a suite: every case through the mutator, scored per field, reported to Phoenix.
 
     With --baseline (or the suite's thresholds.regressions.baseline), the run is compared with
     the baseline field by field after the summary; --fail-on-regression, or a
-    thresholds.regressions block, makes regressed fields fail the run.
+    thresholds.regressions block, makes regressed fields fail the run. With episodes,
+    --mode both runs the suite teacher-forced, then free-running, and shows them side by side.
     """
     if phoenix_url and no_phoenix:
         print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
@@ -226,6 +256,7 @@ def run(
         from stateval.suite import load_suite
 
         mode = _fields_as(fields_as)
+        *before, episode_run = _episode_modes(episode_mode)
         part = None if shard is None else Shard.parse(shard)
         if shard_group is not None and part is None:
             from stateval.errors import StatevalError
@@ -237,7 +268,7 @@ def run(
         err = _stderr()
         recorded: str | None = None
         if resume:
-            journal = find_resumable(home, suite, part)
+            journal = find_resumable(home, suite, part, episode_run)
             if limit is not None:
                 err.print("--limit is ignored with --resume (the run keeps its planned cases)")
             if mode is not None and mode != journal.header.fields_as:
@@ -272,20 +303,44 @@ def run(
                 shared_run=shard_group,
                 fields_as=mode,
                 repetitions=repeat,
+                mode=episode_run,
             )
-            if part is not None:
-                err.print(
-                    f"Shard {part}: {len(journal.header.case_ids)} of "
-                    f"{len(suite.cases if limit is None else suite.cases[:limit])} cases "
-                    f"(shared run {journal.header.shared_run})"
+        compared: RunSummary | None = None
+        for other_mode in before:  # --mode both: the teacher-forced run first, shown beside
+            if resume:
+                other = find_resumable(home, suite, part, other_mode)
+            else:
+                other = start_journal(
+                    home,
+                    suite,
+                    limit=limit,
+                    phoenix_url=None if target is None else target.url,
+                    shard=part,
+                    fields_as=mode,
+                    mode=other_mode,
                 )
+            err.print(f"Run {other.run_id}: {other_mode}")
+            first = _run_with_progress(
+                suite, other, target, concurrency or suite.model.concurrency, err, lambda _: None
+            )
+            compared = first.summary
+            _warn_undelivered(first.upload, suite_path, err)
+            err.print(f"Run {journal.run_id}: {journal.header.mode}")
+        if not resume and part is not None:
+            err.print(
+                f"Shard {part}: {len(journal.header.case_ids)} of "
+                f"{len(suite.cases if limit is None else suite.cases[:limit])} cases "
+                f"(shared run {journal.header.shared_run})"
+            )
         outcome = _run_with_progress(
             suite,
             journal,
             target,
             concurrency or suite.model.concurrency,
             err,
-            lambda summary: _finish(summary, report_json, junit, markdown, report_html),
+            lambda summary: _finish(
+                replace(summary, compared=compared), report_json, junit, markdown, report_html
+            ),
         )
         cand = after_run(suite, outcome, report_json)
         gate_failed = False
@@ -317,7 +372,18 @@ def run(
             )
             raise typer.Exit(EXIT_INFRASTRUCTURE)
     passed = outcome.summary.passed and not gate_failed
+    passed = passed and (compared is None or compared.passed)
     raise typer.Exit(EXIT_PASS if passed else EXIT_BELOW_THRESHOLD)
+
+
+def _warn_undelivered(upload: UploadStatus | None, suite_path: Path, err: Console) -> None:
+    """Say what of a run did not reach Phoenix (the run goes on)."""
+    if upload is not None and (upload.error or upload.pending or upload.spans_kept):
+        err.print(
+            f"[yellow]warning: {upload.pending} case(s) not uploaded to Phoenix"
+            f"{': ' + upload.error if upload.error else ''}; "
+            f"`stateval run {suite_path} --resume` uploads them[/yellow]"
+        )
 
 
 def _run_with_progress(
@@ -475,6 +541,15 @@ def rescore(
         bool, typer.Option("--no-phoenix", help="Rescore locally only: nothing to Phoenix.")
     ] = False,
     fields_as: FieldsAsOption = None,
+    beside: Annotated[
+        str | None,
+        typer.Option(
+            "--with",
+            metavar="RUN_ID",
+            help="Rescore this run too (the suite's run in the other episode mode) and show "
+            "the two side by side.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Score a journaled run again under the suite's current policies and thresholds.
@@ -525,6 +600,8 @@ def rescore(
                 )
                 _finish(summary, report_json, junit, markdown, report_html)
                 raise typer.Exit(EXIT_INFRASTRUCTURE)
+        if beside is not None:
+            summary = replace(summary, compared=rescore_run(suite, Journal.open(home, beside)))
         _finish(summary, report_json, junit, markdown, report_html)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 

@@ -110,6 +110,9 @@ class CaseResult:
         started_at: When the call started (ISO 8601, UTC).
         judgements: The LLM judge's verdicts on this case's judged fields.
         repetition: Which repetition of the case this is (``stateval run --repeat``), from 1.
+        pre_state: The pre-state the mutator was given when it was not the case's own (a
+            free-running turn gets the mutator's post-state of the turn before); None: the
+            case's ``pre_state``. Delta scores are taken against it.
     """
 
     case_id: str
@@ -123,6 +126,7 @@ class CaseResult:
     judgements: tuple[Judgement, ...] = ()
     span_id: str | None = None
     repetition: int = 1
+    pre_state: InterpretiveState | None = None
 
     @property
     def ok(self) -> bool:
@@ -130,8 +134,11 @@ class CaseResult:
         return self.error is None and self.post_state is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored in the journal (``repetition`` only after the first)."""
-        extra = {"repetition": self.repetition} if self.repetition > 1 else {}
+        """The JSON form stored in the journal (``repetition`` only after the first,
+        ``pre_state`` only when set)."""
+        extra: dict[str, Any] = {"repetition": self.repetition} if self.repetition > 1 else {}
+        if self.pre_state is not None:
+            extra["pre_state"] = self.pre_state.to_dict()
         return {
             **extra,
             "case_id": self.case_id,
@@ -155,6 +162,7 @@ class CaseResult:
         """
         try:
             post = data["post_state"]
+            pre = data.get("pre_state")
             return cls(
                 case_id=str(data["case_id"]),
                 post_state=None if post is None else InterpretiveState.from_dict(post),
@@ -167,6 +175,7 @@ class CaseResult:
                 started_at=data.get("started_at"),
                 judgements=tuple(Judgement.from_dict(j) for j in data.get("judgements") or ()),
                 repetition=int(data.get("repetition") or 1),
+                pre_state=None if pre is None else InterpretiveState.from_dict(pre),
             )
         except (KeyError, TypeError, ValueError, StatevalError) as exc:
             raise JournalError(f"malformed case result record: {exc}") from exc

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from stateval.evaluation import EvaluationContext, LLMEvaluator
-from stateval.mutators import Mutator, bind_case
+from stateval.errors import StatevalError
+from stateval.mutators import Mutator
 from stateval.run._episodes import EpisodeScore, episode_tracker
+from stateval.run._free_running import run_free
 from stateval.run._journal import Journal
-from stateval.run._judging import judge_result
+from stateval.run._pipeline import CasePipeline, CaseSpan, SpanFactory, no_span, submit_episode
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
 from stateval.run._tally import RunTally, journaled_results
@@ -38,19 +38,6 @@ __all__ = [
 ]
 
 
-class CaseSpan(Protocol):
-    """What the runner needs from a mutation span."""
-
-    @property
-    def trace_id(self) -> str | None:
-        """The span's trace id (hex), or None when not recorded."""
-        ...
-
-    def set_output(self, value: object) -> None:
-        """Record the mutator's output."""
-        ...
-
-
 class ReenterableSpan(CaseSpan, Protocol):
     """A `CaseSpan` that can be made current again after it ended, so the LLM judge's calls on
     the case become its children."""
@@ -58,10 +45,6 @@ class ReenterableSpan(CaseSpan, Protocol):
     def reenter(self) -> AbstractContextManager[object]:
         """Make the span the current span (the parent of spans started) within the block."""
         ...
-
-
-SpanFactory = Callable[[Case], AbstractContextManager[CaseSpan]]
-"""Opens the span a case's mutator call runs in."""
 
 
 @runtime_checkable
@@ -110,26 +93,6 @@ class AllSinks:
             submit_episode(sink, episode)
 
 
-def submit_episode(sink: UploadSink | None, episode: EpisodeScore) -> None:
-    """``sink.submit_episode(episode)`` when the sink has that method."""
-    take = getattr(sink, "submit_episode", None)
-    if callable(take):
-        take(episode)
-
-
-@dataclass(slots=True)
-class _NoSpan:
-    trace_id: str | None = None
-
-    def set_output(self, value: object) -> None:
-        """Nothing is recorded."""
-
-
-@contextmanager
-def _no_span(case: Case) -> Iterator[CaseSpan]:
-    yield _NoSpan()
-
-
 def journaled_repetitions(
     suite: Suite, journal: Journal, scoring: Scoring
 ) -> dict[str, list[CaseScore]]:
@@ -166,7 +129,12 @@ async def execute(
     judge, then journaled (verdicts included; the journal groups records per ``fsync``), then
     scored and counted. Cases are read from the suite one at a time and their scores are not
     kept: the returned `RunTally` holds counts, and `JournalScores` reads them back. A case
-    reaches ``sink`` only once its result is durable in the journal.
+    reaches ``sink`` only once its result is durable in the journal; an episode reaches the
+    sink's ``submit_episode`` once all its turns are.
+
+    A free-running run (the journal header's ``mode``) runs each episode's turns in order, each
+    from the mutator's post-state of the turn before, episodes concurrently
+    (`stateval.run._free_running`).
 
     Args:
         suite: The suite (its cases are looked up by the journal's planned ids).
@@ -180,8 +148,12 @@ async def execute(
         judge: Rules on the fields whose policy says ``judge: llm`` (without one, such fields
             are ``judge_error``).
     """
-    open_span = span or _no_span
     planned = journal.header.case_ids
+    free = journal.header.mode == "free_running"
+    if free and suite.episodes is None:
+        raise StatevalError(f"{suite.path}: a free-running run needs episodes ('episodes:')")
+    if free and journal.header.repetitions > 1:
+        raise StatevalError("--repeat does not combine with free-running episodes")
     index = {case_id: i for i, case_id in enumerate(planned)}
     tally = RunTally(
         scoring, episode_tracker(suite.episodes, planned, journal.header.mode, scoring)
@@ -199,7 +171,8 @@ async def execute(
             again = suite.case(case_id)
             if again is not None:
                 sink.submit(again, score_case(again, CaseResult.from_dict(record), scoring))
-    missing = set(journal.missing)
+    # free-running: every episode's turns run in order in `run_free`, not here
+    missing = set() if free else set(journal.missing)
     repeats = journal.missing_repetitions
 
     def cases() -> Iterator[tuple[Case, int]]:
@@ -210,40 +183,36 @@ async def execute(
             if found is not None:
                 yield found, repetition
 
+    pipeline = CasePipeline(
+        journal,
+        scoring,
+        tally,
+        index,
+        mutator,
+        span or no_span,
+        sink,
+        on_case,
+        judge,
+        ordered=free,
+    )
     todo = cases()
-    evaluator = LLMEvaluator(scoring.policies)
 
     async def worker() -> None:
         for case, repetition in todo:  # shared by the workers; next() never awaits
-            result, case_span = await _run_case(case, mutator, evaluator, open_span)
-            result = replace(result, repetition=repetition)
-            reenter = getattr(case_span, "reenter", None)
-            try:
-                with reenter() if callable(reenter) else nullcontext():
-                    result = await judge_result(case, result, scoring.policies, judge)
-            except Exception as exc:
-                result = _as_case_error(result, "judging", exc)
-            durable = journal.submit_result(case.id, result.to_dict())
-            try:
-                score = score_case(case, result, scoring)
-            except Exception as exc:
-                # A check or metric that cannot take this case's values fails the case only.
-                result = _as_case_error(result, "scoring", exc)
-                durable = journal.submit_result(case.id, result.to_dict())
-                score = score_case(case, result, scoring)
-            episode = tally.add(case, score, index[case.id]) if repetition == 1 else None
-            if sink is not None:
-                await asyncio.wrap_future(durable)
-                sink.submit(case, score)
-                if episode is not None:
-                    # its other turns were journaled by other workers: make sure they are durable
-                    await asyncio.to_thread(journal.flush)
-                    submit_episode(sink, episode)
-            if on_case is not None:
-                on_case(score)
+            await pipeline.run(case, repetition)
 
     workers = max(1, min(concurrency, len(missing) + len(repeats)))
     try:
+        if free and tally.episodes is not None:
+            assert suite.episodes is not None
+            await run_free(
+                suite,
+                journal,
+                pipeline,
+                tally.episodes.plan,
+                on_error=suite.episodes.on_error,
+                concurrency=concurrency,
+            )
         async with asyncio.TaskGroup() as group:
             for _ in range(workers):
                 group.create_task(worker())
@@ -256,43 +225,6 @@ async def execute(
     if not journal.missing and not journal.missing_repetitions:
         await asyncio.to_thread(journal.append_end)
     return tally
-
-
-async def _run_case(
-    case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
-) -> tuple[CaseResult, CaseSpan]:
-    bound = bind_case(mutator, case.id, case.actual_post_state)
-    context = EvaluationContext(bound, case.pre_state, case.expected_post_state, case.input)
-    started = datetime.now(UTC).isoformat()
-    with open_span(case) as span:
-        outcome = await evaluator.call(context)
-        output: Any = (
-            outcome.actual_post_state
-            if outcome.actual_post_state is not None
-            else {"error": outcome.error, "error_type": outcome.error_type}
-        )
-        span.set_output(output)
-        trace_id = span.trace_id
-        span_id = getattr(span, "span_id", None)
-    result = CaseResult(
-        case_id=case.id,
-        post_state=outcome.actual_post_state,
-        error=outcome.error,
-        error_type=outcome.error_type,
-        time_used=outcome.time_used,
-        trace_id=trace_id,
-        span_id=span_id if isinstance(span_id, str) else None,
-        raw_output=outcome.raw_output,
-        started_at=started,
-    )
-    return result, span
-
-
-def _as_case_error(result: CaseResult, stage: str, exc: Exception) -> CaseResult:
-    """``result`` turned into this case's error: ``stage`` failed with ``exc``."""
-    text = " ".join(f"{stage} failed: {type(exc).__name__}: {exc}".split())
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]
-    return replace(result, post_state=None, error=text, error_type=type(exc).__name__)
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -184,7 +184,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         scores = score_comparison(
             comparison,
             policies=scoring.policies,
-            pre=case.pre_state,
+            pre=case.pre_state if result.pre_state is None else result.pre_state,
             expected=expected,
             slots=scoring.scored_slots,
             in_play=scoring.slots_in_play(case.metadata),
@@ -417,6 +417,8 @@ class RunSummary:
             failed), in suite order, at most ten.
         n_failing: How many cases failed.
         episodes: Trajectory metrics of the run's episodes (None when the suite has none).
+        compared: The same suite run in the other mode (``stateval run --mode both``), shown
+            side by side with this one.
     """
 
     suite_name: str
@@ -440,6 +442,7 @@ class RunSummary:
     failing: tuple[CaseScore, ...] = ()
     n_failing: int = 0
     episodes: TrajectorySummary | None = None
+    compared: RunSummary | None = None
 
     @property
     def value_precision(self) -> float | None:
@@ -457,7 +460,18 @@ class RunSummary:
         return None if self.metrics is None else self.metrics.f1
 
     def headline(self) -> dict[str, Any]:
-        """The run-level figures: what Phoenix stores on the experiment and compares."""
+        """The run-level figures: what Phoenix stores on the experiment and compares (with
+        episodes, also the mode, episode success and mean episode accuracy)."""
+        trajectory = self.episodes
+        episodes = (
+            {}
+            if trajectory is None
+            else {
+                "mode": trajectory.mode,
+                "episode_success": trajectory.episode_success,
+                "mean_episode_accuracy": trajectory.mean_episode_accuracy,
+            }
+        )
         return {
             "passed": self.passed,
             "complete": self.complete,
@@ -471,6 +485,7 @@ class RunSummary:
             "value_f1": self.value_f1,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+            **episodes,
         }
 
     def experiment_metadata(self) -> dict[str, Any]:
@@ -521,8 +536,10 @@ class RunSummary:
 
     @property
     def passed(self) -> bool:
-        """True when every threshold is met and every planned case was scored."""
-        return self.complete and all(t.passed for t in self.thresholds)
+        """True when every threshold is met and every planned case was scored (by the run in
+        the other mode too, when ``compared``)."""
+        mine = self.complete and all(t.passed for t in self.thresholds)
+        return mine and (self.compared is None or self.compared.passed)
 
     @property
     def complete(self) -> bool:
@@ -560,6 +577,34 @@ class RunSummary:
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
             "episodes": None if self.episodes is None else self.episodes.to_dict(),
+            **({} if self.compared is None else {"modes": self.modes_dict()}),
+        }
+
+    @property
+    def mode(self) -> str | None:
+        """``teacher_forced`` or ``free_running`` for a run of episodes, else None."""
+        return None if self.episodes is None else self.episodes.mode
+
+    def side_by_side(self) -> tuple[RunSummary, ...]:
+        """This run and the one in the other mode (``compared``), teacher-forced first."""
+        runs = (self,) if self.compared is None else (self, self.compared)
+        return tuple(sorted(runs, key=lambda r: r.mode != "teacher_forced"))
+
+    def modes_dict(self) -> dict[str, dict[str, Any]]:
+        """Each mode's headline figures and trajectory metrics, keyed by mode."""
+        return {
+            str(run.mode): {
+                "run_id": run.run_id,
+                "passed": run.passed,
+                "n_cases": run.n_cases,
+                "n_errors": run.n_errors,
+                "overall_match_rate": run.overall_match_rate,
+                "accuracy": run.accuracy,
+                "joint_goal_accuracy": run.joint_goal_accuracy,
+                "slot_accuracy": run.slot_accuracy,
+                "episodes": None if run.episodes is None else run.episodes.to_dict(),
+            }
+            for run in self.side_by_side()
         }
 
 

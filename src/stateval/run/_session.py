@@ -16,7 +16,7 @@ from stateval.run._runner import UploadSink, execute
 from stateval.run._scoring import Scoring
 from stateval.run._shard import Shard, shard_group
 from stateval.run._tally import run_summary
-from stateval.suite import FieldsAs, Suite
+from stateval.suite import EpisodeMode, FieldsAs, Suite
 
 __all__ = [
     "close_clients",
@@ -53,6 +53,7 @@ def start_journal(
     shared_run: str | None = None,
     fields_as: FieldsAs | None = None,
     repetitions: int = 1,
+    mode: EpisodeMode | None = None,
 ) -> Journal:
     """Create a new run's journal planning the suite's first ``limit`` cases.
 
@@ -69,9 +70,22 @@ def start_journal(
         fields_as: Where field scores go in Phoenix (default: the suite's
             ``phoenix.fields_as``); kept for a resumed run.
         repetitions: Run every case this many times (``--repeat``).
+        mode: ``teacher_forced`` or ``free_running`` (``--mode``; default: the suite's
+            ``episodes.mode``, teacher-forced without episodes); kept for a resumed run.
+
+    Raises:
+        SuiteError: Free-running without episodes, or with ``repetitions`` > 1.
     """
     from stateval._version import __version__
 
+    if mode is None:
+        mode = "teacher_forced" if suite.episodes is None else suite.episodes.mode
+    if mode == "free_running" and suite.episodes is None:
+        raise SuiteError(
+            f"{suite.path}: free-running mode needs episodes ('episodes: {{by: ..., order: ...}}')"
+        )
+    if mode == "free_running" and repetitions > 1:
+        raise SuiteError("--repeat does not combine with free-running mode")
     case_ids = list(suite.cases.ids if limit is None else suite.cases.ids[:limit])
     commit = _git_commit(suite.path.resolve().parent)
     header = RunHeader(
@@ -79,7 +93,7 @@ def start_journal(
         suite_name=suite.name,
         suite_hash=suite.suite_hash,
         cases_hash=suite.cases_hash,
-        case_ids=case_ids if shard is None else shard.select(case_ids),
+        case_ids=case_ids if shard is None else _shard_cases(suite, shard, case_ids),
         mutator=suite.mutator_description,
         stateval_version=__version__,
         git_commit=commit,
@@ -88,6 +102,7 @@ def start_journal(
         project=suite.phoenix.project,
         fields_as=fields_as or suite.phoenix.fields_as,
         repetitions=repetitions,
+        mode=mode,
     )
     if shard is None:
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
@@ -100,8 +115,19 @@ def start_journal(
     return Journal.create(root, header)
 
 
-def find_resumable(root: str | Path, suite: Suite, shard: Shard | None = None) -> Journal:
-    """The latest run of ``suite`` under ``root`` (of that ``shard`` of it, when given).
+def _shard_cases(suite: Suite, shard: Shard, case_ids: list[str]) -> list[str]:
+    """The planned cases of ``shard``: with episodes, whole episodes (by episode id)."""
+    if suite.episodes is None:
+        return shard.select(case_ids)
+    held = {c for e, ids in suite.episodes.index.items() if shard.holds(e) for c in ids}
+    return [c for c in case_ids if c in held]
+
+
+def find_resumable(
+    root: str | Path, suite: Suite, shard: Shard | None = None, mode: EpisodeMode | None = None
+) -> Journal:
+    """The latest run of ``suite`` under ``root`` (of that ``shard`` of it, in that episode
+    ``mode``, when given).
 
     Raises:
         JournalError: There is none, or the suite's cases changed since.
@@ -112,6 +138,8 @@ def find_resumable(root: str | Path, suite: Suite, shard: Shard | None = None) -
         journal = Journal.open(root, run_id)
         if journal.header.suite_path != target or journal.header.shard != wanted:
             continue
+        if mode is not None and journal.header.mode != mode:
+            continue
         if journal.header.cases_hash != suite.cases_hash:
             raise JournalError(
                 f"the cases of {suite.path} changed since run {run_id}; "
@@ -119,6 +147,8 @@ def find_resumable(root: str | Path, suite: Suite, shard: Shard | None = None) -
             )
         return journal
     which = suite.path if shard is None else f"shard {shard} of {suite.path}"
+    if mode is not None:
+        which = f"{which} in {mode} mode"
     raise JournalError(f"no run of {which} under {Path(root) / 'runs'} to resume")
 
 

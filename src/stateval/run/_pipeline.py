@@ -1,0 +1,182 @@
+"""One case through a run: the mutator call (traced), the judge, the journal, the scores, the
+tally and the sinks. The runner feeds it cases concurrently (teacher-forced) or an episode's
+turns in order (free-running, `stateval.run._free_running`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from stateval.evaluation import EvaluationContext, LLMEvaluator
+from stateval.mutators import Mutator, bind_case
+from stateval.run._episodes import EpisodeScore
+from stateval.run._journal import Journal
+from stateval.run._judging import judge_result
+from stateval.run._results import CaseResult, CaseScore
+from stateval.run._scoring import Scoring, score_case
+from stateval.run._tally import RunTally
+from stateval.state import InterpretiveState
+from stateval.suite import Case
+
+if TYPE_CHECKING:
+    from stateval.phoenix import FieldJudge
+
+__all__ = ["CasePipeline", "CaseSpan", "SpanFactory", "no_span", "submit_episode"]
+
+
+class CaseSpan(Protocol):
+    """What the runner needs from a mutation span."""
+
+    @property
+    def trace_id(self) -> str | None:
+        """The span's trace id (hex), or None when not recorded."""
+        ...
+
+    def set_output(self, value: object) -> None:
+        """Record the mutator's output."""
+        ...
+
+
+SpanFactory = Callable[[Case], AbstractContextManager[CaseSpan]]
+"""Opens the span a case's mutator call runs in."""
+
+
+class _Sink(Protocol):
+    def submit(self, case: Case, score: CaseScore) -> None: ...
+
+
+@dataclass(slots=True)
+class _NoSpan:
+    trace_id: str | None = None
+
+    def set_output(self, value: object) -> None:
+        """Nothing is recorded."""
+
+
+@contextmanager
+def no_span(case: Case) -> Iterator[CaseSpan]:
+    """A span factory that records nothing."""
+    yield _NoSpan()
+
+
+def submit_episode(sink: object, episode: EpisodeScore) -> None:
+    """``sink.submit_episode(episode)`` when the sink has that method."""
+    take = getattr(sink, "submit_episode", None)
+    if callable(take):
+        take(episode)
+
+
+@dataclass(slots=True)
+class CasePipeline:
+    """What every case of a run goes through (see the module docstring).
+
+    Attributes:
+        journal: The run's journal.
+        scoring: How cases are scored.
+        tally: Counts every first repetition's scores.
+        index: Case id -> its place in the plan.
+        mutator: The system under test.
+        open_span: Opens the span of a mutator call.
+        sink: Receives each scored case (and each complete episode) once it is durable.
+        on_case: Called with each newly scored case.
+        judge: Rules on LLM-judged fields.
+        ordered: Each episode's turns are journaled in turn order (free-running), so an
+            episode's last turn being durable means all of them are.
+    """
+
+    journal: Journal
+    scoring: Scoring
+    tally: RunTally
+    index: dict[str, int]
+    mutator: Mutator
+    open_span: SpanFactory = no_span
+    sink: _Sink | None = None
+    on_case: Callable[[CaseScore], None] | None = None
+    judge: FieldJudge | None = None
+    ordered: bool = False
+    evaluator: LLMEvaluator | None = None
+
+    async def run(
+        self, case: Case, repetition: int = 1, pre_state: InterpretiveState | None = None
+    ) -> CaseResult:
+        """Call the mutator on ``case`` (from ``pre_state`` instead of the case's own when
+        given), judge, journal, score and hand on the result; return it."""
+        if self.evaluator is None:
+            self.evaluator = LLMEvaluator(self.scoring.policies)
+        given = case if pre_state is None else replace(case, pre_state=pre_state)
+        result, case_span = await _run_case(given, self.mutator, self.evaluator, self.open_span)
+        result = replace(result, repetition=repetition, pre_state=pre_state)
+        reenter = getattr(case_span, "reenter", None)
+        try:
+            with reenter() if callable(reenter) else nullcontext():
+                result = await judge_result(case, result, self.scoring.policies, self.judge)
+        except Exception as exc:
+            result = as_case_error(result, "judging", exc)
+        return await self.record(case, result)
+
+    async def record(self, case: Case, result: CaseResult) -> CaseResult:
+        """Journal, score, count and hand on a case's result (one the mutator produced, or a
+        skipped turn's); return it."""
+        journal, scoring = self.journal, self.scoring
+        durable = journal.submit_result(case.id, result.to_dict())
+        try:
+            score = score_case(case, result, scoring)
+        except Exception as exc:
+            # A check or metric that cannot take this case's values fails the case only.
+            result = as_case_error(result, "scoring", exc)
+            durable = journal.submit_result(case.id, result.to_dict())
+            score = score_case(case, result, scoring)
+        first = result.repetition == 1
+        episode = self.tally.add(case, score, self.index[case.id]) if first else None
+        if self.sink is not None:
+            await asyncio.wrap_future(durable)
+            self.sink.submit(case, score)
+            if episode is not None:
+                if not self.ordered:
+                    # its other turns were journaled by other workers: they are durable too
+                    await asyncio.to_thread(journal.flush)
+                submit_episode(self.sink, episode)
+        if self.on_case is not None:
+            self.on_case(score)
+        return result
+
+
+async def _run_case(
+    case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
+) -> tuple[CaseResult, CaseSpan]:
+    bound = bind_case(mutator, case.id, case.actual_post_state)
+    context = EvaluationContext(bound, case.pre_state, case.expected_post_state, case.input)
+    started = datetime.now(UTC).isoformat()
+    with open_span(case) as span:
+        outcome = await evaluator.call(context)
+        output: Any = (
+            outcome.actual_post_state
+            if outcome.actual_post_state is not None
+            else {"error": outcome.error, "error_type": outcome.error_type}
+        )
+        span.set_output(output)
+        trace_id = span.trace_id
+        span_id = getattr(span, "span_id", None)
+    result = CaseResult(
+        case_id=case.id,
+        post_state=outcome.actual_post_state,
+        error=outcome.error,
+        error_type=outcome.error_type,
+        time_used=outcome.time_used,
+        trace_id=trace_id,
+        span_id=span_id if isinstance(span_id, str) else None,
+        raw_output=outcome.raw_output,
+        started_at=started,
+    )
+    return result, span
+
+
+def as_case_error(result: CaseResult, stage: str, exc: Exception) -> CaseResult:
+    """``result`` turned into this case's error: ``stage`` failed with ``exc``."""
+    text = " ".join(f"{stage} failed: {type(exc).__name__}: {exc}".split())
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]
+    return replace(result, post_state=None, error=text, error_type=type(exc).__name__)
