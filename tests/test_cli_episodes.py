@@ -132,3 +132,10 @@ def test_an_unknown_mode_is_one_clear_line(project: Path) -> None:
     assert result.exit_code == 2
     assert "--mode 'free': expected one of teacher_forced, free_running, both" in result.output
     assert "Traceback" not in result.output
+
+
+def test_validate_counts_the_episodes(project: Path) -> None:
+    _suite(project)
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "ok (5 cases, 2 episodes, mutator python:tracker:track)" in result.stdout

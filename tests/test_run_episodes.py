@@ -27,7 +27,7 @@ from stateval import (
     run_suite,
     start_journal,
 )
-from stateval.run import AllSinks, Journal
+from stateval.run import AllSinks, Journal, rescored_tally
 
 
 class Collect:
@@ -296,3 +296,16 @@ def test_free_running_without_episodes_is_one_clear_error(tmp_path: Path) -> Non
     plain = load_suite(path, load_mutator=False)
     with pytest.raises(SuiteError, match="free-running mode needs episodes"):
         start_journal(tmp_path / "home", plain, mode="free_running")
+
+
+def test_rescoring_hands_on_each_episode_after_its_last_turn(tmp_path: Path) -> None:
+    suite = episode_suite(tmp_path)
+    outcome = _run(suite, tmp_path / "home", mode="free_running")
+    events: list[str] = []
+    rescored_tally(
+        suite,
+        Journal.open(tmp_path / "home", outcome.journal.run_id),
+        lambda score: events.append(score.case_id),
+        lambda episode: events.append(episode.episode_id),
+    )
+    assert events == ["d1:0", "d1:1", "d1:2", "d1", "d2:0", "d2:1", "d2"]

@@ -12,6 +12,8 @@ dialogues. Writes, into ``--out-dir`` (default: ``data/`` beside this script):
 - ``cases.jsonl``: one stateval case per turn, ``gold_state`` as the expected post-state; its
   metadata names the ``domains`` in the turn's gold state and whether the ``dialogue`` is
   ``single-domain`` or ``multi-domain`` (by its last turn's gold state), for the suite's slices.
+  With ``--labels trade`` the states are ``gold_state_trade`` (the labels after the TRADE
+  scripts' cleaning), each turn's pre-state the previous turn's.
 
 The committed files are this script's output; running it again reproduces them byte for byte.
 """
@@ -60,6 +62,19 @@ def dialogue_kinds(turns: Iterable[dict[str, Any]]) -> dict[str, str]:
     }
 
 
+def trade_labels(turns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns with ``gold_state_trade`` as their gold state and the previous turn's as
+    their pre-state (the first turn of a dialogue starts empty)."""
+    out: list[dict[str, Any]] = []
+    before: dict[str, dict[str, Any]] = {}
+    for turn in turns:
+        state = turn["gold_state_trade"]
+        pre = before.get(turn["dialogue_id"], {}) if turn["turn_index"] else {}
+        out.append({**turn, "pre_state": pre, "gold_state": state})
+        before[turn["dialogue_id"]] = state
+    return out
+
+
 def to_case(turn: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
     """One turn as a stateval case (flat ``{"domain.slot": value}`` states)."""
     turn_id = f"{turn['dialogue_id']}:{turn['turn_index']}"
@@ -103,13 +118,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("source", type=Path, help="multiwoz_sample.jsonl from ../shared/data")
     parser.add_argument("--every", type=int, default=7, help="keep every N-th dialogue")
     parser.add_argument("--out-dir", type=Path, default=DATA_DIR)
+    parser.add_argument(
+        "--labels",
+        choices=("gold", "trade"),
+        default="gold",
+        help="the cases' states: gold_state (default) or gold_state_trade",
+    )
     args = parser.parse_args(argv)
     turns = select_dialogues(read_turns(args.source), args.every)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     n_turns = write_jsonl(args.out_dir / SLICE_NAME, turns)
-    kinds = dialogue_kinds(turns)
+    labelled = trade_labels(turns) if args.labels == "trade" else turns
+    kinds = dialogue_kinds(labelled)
     write_jsonl(
-        args.out_dir / CASES_NAME, (to_case(turn, kinds[turn["dialogue_id"]]) for turn in turns)
+        args.out_dir / CASES_NAME,
+        (to_case(turn, kinds[turn["dialogue_id"]]) for turn in labelled),
     )
     n_dialogues = len({turn["dialogue_id"] for turn in turns})
     print(f"{n_dialogues} dialogues, {n_turns} user turns -> {args.out_dir}")

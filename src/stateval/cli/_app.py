@@ -634,7 +634,11 @@ def validate(
         from stateval.suite import load_suite
 
         suite = load_suite(suite_path, check_only=True)
-        print(f"{suite.path}: ok ({len(suite.cases)} cases, mutator {suite.mutator_description})")
+        episodes = "" if suite.episodes is None else f", {len(suite.episodes)} episodes"
+        print(
+            f"{suite.path}: ok ({len(suite.cases)} cases{episodes}, "
+            f"mutator {suite.mutator_description})"
+        )
 
 
 @app.command()

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from stateval.errors import JournalError, PhoenixUnavailableError
-from stateval.run._episodes import episode_tracker
+from stateval.run._episodes import EpisodeScore, episode_tracker
 from stateval.run._journal import Journal
 from stateval.run._outcome import PhoenixTarget, RunOutcome
+from stateval.run._pipeline import submit_episode
 from stateval.run._results import CaseScore
 from stateval.run._scoring import RunSummary, Scoring, score_case
 from stateval.run._tally import RunTally, journaled_results, run_summary
@@ -111,7 +112,7 @@ async def rescore_with_phoenix(
             scored.append(score.case_id)
             sink.submit(case, score)
 
-        tally = rescored_tally(suite, journal, submit)
+        tally = rescored_tally(suite, journal, submit, lambda e: submit_episode(sink, e))
         await sink.finish()
         summary = run_summary(suite, journal, tally, sink.experiment_url)
         if sink.ready:
@@ -149,10 +150,13 @@ async def rescore_to_phoenix(
 
 
 def rescored_tally(
-    suite: Suite, journal: Journal, on_score: Callable[[CaseScore], None] | None = None
+    suite: Suite,
+    journal: Journal,
+    on_score: Callable[[CaseScore], None] | None = None,
+    on_episode: Callable[[EpisodeScore], None] | None = None,
 ) -> RunTally:
     """The journaled cases scored under ``suite`` as it is now, counted (``on_score`` sees
-    each case's scores, in suite order).
+    each case's scores, in suite order; ``on_episode`` each episode, once its last turn was).
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
@@ -173,7 +177,9 @@ def rescored_tally(
     done = {c for c in planned if c in journal.results}
     for case, result in journaled_results(suite, journal, done):
         score = score_case(case, result, scoring)
-        tally.add(case, score, index[case.id])
+        episode = tally.add(case, score, index[case.id])
         if on_score is not None:
             on_score(score)
+        if episode is not None and on_episode is not None:
+            on_episode(episode)
     return tally
