@@ -34,13 +34,13 @@ def track(state, input):
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("STATEVAL_HOME", raising=False)
-    (tmp_path / "tracker.py").write_text(TRACKER)
+    (tmp_path / "episode_turns.py").write_text(TRACKER)
     return tmp_path
 
 
 def _suite(folder: Path, **extra: Any) -> Path:
     data = {
-        "mutator": {"type": "python", "callable": "tracker:track", "path": "."},
+        "mutator": {"type": "python", "callable": "episode_turns:track", "path": "."},
         "cases": {"inline": episode_cases()},
         "episodes": {"by": "metadata.dialogue_id", "order": "metadata.turn_index"},
         **extra,
@@ -138,4 +138,4 @@ def test_validate_counts_the_episodes(project: Path) -> None:
     _suite(project)
     result = CliRunner().invoke(app, ["validate", "suite.yaml"])
     assert result.exit_code == 0, result.output
-    assert "ok (5 cases, 2 episodes, mutator python:tracker:track)" in result.stdout
+    assert "ok (5 cases, 2 episodes, mutator python:episode_turns:track)" in result.stdout
