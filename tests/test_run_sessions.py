@@ -12,21 +12,21 @@ import pytest
 import yaml
 
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import Journal, PhoenixTarget, run_suite, start_journal
-from stateval.run._writer import PhoenixSink
+from stateval.run import Journal, PhoenixTarget, UploadStatus, run_suite, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
 from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation
 
 pytestmark = pytest.mark.phoenix
 
-# Two conversations: "a" books for Ada in Paris over two turns, "b" for Bob over three.
+# Two conversations: "a" books for Ada in Paris over two turns, "b" for Bob over three, the last
+# of which the tracker misses ("moved to" is not a phrase it knows).
 TURNS = [
     ("a", 0, "I am Ada", {"user.name": "Ada"}),
     ("a", 1, "I live in Paris", {"user.name": "Ada", "user.city": "Paris"}),
     ("b", 0, "I am Bob", {"user.name": "Bob"}),
     ("b", 1, "I live in Rome", {"user.name": "Bob", "user.city": "Rome"}),
-    ("b", 2, "I live in Oslo", {"user.name": "Bob", "user.city": "Oslo"}),
+    ("b", 2, "I moved to Oslo", {"user.name": "Bob", "user.city": "Oslo"}),
 ]
 
 
@@ -58,41 +58,20 @@ def _suite(tmp_path: Path, project: str) -> Suite:
         "name": "bookings",
         "mutator": {"type": "python", "callable": "builtins:print"},
         "cases": {"inline": cases},
+        "episodes": {"by": "metadata.dialogue", "order": "metadata.turn"},
         "phoenix": {"dataset": f"bookings-{uuid.uuid4().hex[:8]}", "project": project},
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(data))
     suite = load_suite(path, load_mutator=False)
-    grouped = [
-        dataclasses.replace(c, episode_id=c.metadata["dialogue"], turn_index=c.metadata["turn"])
-        for c in suite.cases
-    ]
-    return dataclasses.replace(suite, cases=grouped, mutator=PythonMutator(_tracker))
+    return dataclasses.replace(suite, mutator=PythonMutator(_tracker))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Episode:
-    """An episode's scores, as the runner hands them to a sink."""
-
-    episode_id: str
-    mode: str
-    turns: int
-    success: bool
-    first_divergence_turn: int | None
-    accuracy: float
-
-
-async def _annotate(journal: Journal, url: str, episodes: list[Episode]) -> PhoenixSink:
-    """Hand ``episodes`` to the Phoenix sink of ``journal``'s run, as a resumed run would."""
-    suite_path = Path(journal.header.suite_path)
-    async with PhoenixUploader(url) as uploader:
-        sink = PhoenixSink(uploader, journal, url)
-        await sink.prepare(load_suite(suite_path, load_mutator=False))
-        sink.start()
-        for episode in episodes:
-            sink.submit_episode(episode)
-        await sink.finish()
-    return sink
+def _run(suite: Suite, journal: Journal, url: str) -> UploadStatus:
+    outcome = asyncio.run(run_suite(suite, journal, concurrency=2, phoenix=PhoenixTarget(url)))
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    return outcome.upload
 
 
 def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
@@ -101,23 +80,11 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     project = f"bookings-{uuid.uuid4().hex[:8]}"
     suite = _suite(tmp_path, project)
     journal = start_journal(tmp_path / ".stateval", suite, phoenix_url=phoenix_url)
-    outcome = asyncio.run(
-        run_suite(suite, journal, concurrency=2, phoenix=PhoenixTarget(phoenix_url))
-    )
-    assert outcome.upload is not None
-    assert outcome.upload.error is None
+    status = _run(suite, journal, phoenix_url)
+    assert (status.episodes, status.session_annotations) == (2, 6)
     run_id = journal.header.run_id
     sessions = {"a": f"a@{run_id}", "b": f"b@{run_id}"}
     trace_of = {case_id: journal.results[case_id]["trace_id"] for case_id in journal.results}
-
-    episodes = [
-        Episode("a", "teacher_forced", 2, True, None, 1.0),
-        Episode("b", "teacher_forced", 3, False, 2, 2 / 3),
-    ]
-    sink = asyncio.run(_annotate(journal, phoenix_url, episodes))
-    status = sink.status(journal.header.case_ids)
-    assert (status.error, status.episodes, status.session_annotations) == (None, 2, 6)
-    assert sink.progress().sent == sink.progress().total == 6
 
     async def read_back() -> tuple[list[StoredSession], list[StoredSessionAnnotation]]:
         async with PhoenixUploader(phoenix_url) as phoenix:
@@ -134,29 +101,34 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     }
     got = {(n.session_id, n.name): n for n in notes}
     assert len(got) == len(notes) == 6
+    experiment = journal.ack("experiment")
+    assert experiment is not None
     success_b = got[(sessions["b"], "episode_success")]
     assert (success_b.score, success_b.label) == (0.0, "failure")
-    assert success_b.identifier == sink.experiment_id
-    assert success_b.metadata == {"episode_id": "b", "mode": "teacher_forced", "turns": 3}
+    assert success_b.identifier == experiment["experiment_id"]
     assert success_b.explanation == "turn 2 is the first of 3 that is wrong (teacher_forced)"
-    assert got[(sessions["b"], "episode_accuracy")].explanation == (
-        "2 of its 3 turn(s) right (teacher_forced)"
-    )
+    assert success_b.metadata == {
+        "episode_id": "b",
+        "mode": "teacher_forced",
+        "turns": 3,
+        "mean_state_accuracy": pytest.approx(5 / 6),
+        "n_errors": 0,
+    }
     divergence_b = got[(sessions["b"], "first_divergence_turn")]
     assert (divergence_b.score, divergence_b.label) == (2.0, "turn 2")
-    assert got[(sessions["b"], "episode_accuracy")].score == pytest.approx(2 / 3)
+    accuracy_b = got[(sessions["b"], "episode_accuracy")]
+    assert accuracy_b.score == pytest.approx(2 / 3)
+    assert accuracy_b.explanation == "2 of its 3 turn(s) right (teacher_forced)"
     success_a = got[(sessions["a"], "episode_success")]
     assert (success_a.score, success_a.label) == (1.0, "success")
     divergence_a = got[(sessions["a"], "first_divergence_turn")]
     assert (divergence_a.score, divergence_a.label) == (None, "none")
 
-    # Resumed again: the stored episodes are acknowledged in the journal and not sent twice.
-    again = asyncio.run(
-        _annotate(Journal.open(tmp_path / ".stateval", run_id), phoenix_url, episodes)
-    )
-    status = again.status(journal.header.case_ids)
-    assert (status.error, status.episodes, status.session_annotations) == (None, 0, 0)
-    assert again.progress().total == 0
+    # Resumed: the runner hands the journal's complete episodes to the sink again; they were
+    # acknowledged, so nothing is sent twice.
+    again = _run(suite, Journal.open(tmp_path / ".stateval", run_id), phoenix_url)
+    assert (again.episodes, again.session_annotations) == (0, 0)
+    assert len(asyncio.run(read_back())[1]) == 6
 
     # Phoenix's own Sessions page for the project lists both episodes with their annotations.
     want = [*sessions.values(), "episode_success", "first_divergence_turn", "episode_accuracy"]

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal, RunHeader
 from stateval.suite import Case
 from stateval.upload import AnnotationBatcher, PhoenixUploader, SessionAnnotationRecord
@@ -34,7 +35,6 @@ __all__ = [
     "EPISODE_SUCCESS",
     "FIRST_DIVERGENCE_TURN",
     "EpisodeAnnotations",
-    "EpisodeScored",
     "case_session_id",
     "episode_annotations",
     "session_id",
@@ -44,23 +44,6 @@ EPISODE_SUCCESS = "episode_success"
 FIRST_DIVERGENCE_TURN = "first_divergence_turn"
 EPISODE_ACCURACY = "episode_accuracy"
 _CODE: AnnotatorKind = "CODE"
-
-
-class EpisodeScored(Protocol):
-    """What is annotated of an episode (`stateval.run.EpisodeScore` has it)."""
-
-    @property
-    def episode_id(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def turns(self) -> int: ...
-    @property
-    def success(self) -> bool: ...
-    @property
-    def first_divergence_turn(self) -> int | None: ...
-    @property
-    def accuracy(self) -> float: ...
 
 
 def session_id(header: RunHeader, episode_id: str) -> str:
@@ -75,11 +58,17 @@ def case_session_id(header: RunHeader, case: Case) -> str | None:
 
 
 def episode_annotations(
-    session: str, episode: EpisodeScored, identifier: str
+    session: str, episode: EpisodeScore, identifier: str
 ) -> list[SessionAnnotationRecord]:
     """The session annotations of one scored episode (see the module's docstring)."""
     turns, mode = episode.turns, episode.mode
-    metadata = {"episode_id": episode.episode_id, "mode": mode, "turns": turns}
+    metadata = {
+        "episode_id": episode.episode_id,
+        "mode": mode,
+        "turns": turns,
+        "mean_state_accuracy": episode.mean_state_accuracy,
+        "n_errors": episode.n_errors,
+    }
     first = episode.first_divergence_turn
     if first is None:
         success = f"all {turns} turn(s) right ({mode})"
@@ -167,7 +156,7 @@ class EpisodeAnnotations:
         self.skipped = 0
         self.error: str | None = None
 
-    def submit(self, episode: EpisodeScored, experiment_id: str) -> int:
+    def submit(self, episode: EpisodeScore, experiment_id: str) -> int:
         """Queue one episode's annotations; returns how many were queued (0 when the episode
         was stored before, or already queued)."""
         self._experiment_id = experiment_id

@@ -22,7 +22,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.run._episode_sessions import EpisodeAnnotations, EpisodeScored
+from stateval.run._episode_sessions import EpisodeAnnotations
+from stateval.run._episodes import EpisodeScore
 from stateval.run._fields_as import (
     FieldAggregates,
     as_annotation,
@@ -361,7 +362,7 @@ class PhoenixSink:
         )
         self._queue.put_nowait((case, score))
 
-    def submit_episode(self, episode: EpisodeScored) -> None:
+    def submit_episode(self, episode: EpisodeScore) -> None:
         """Queue a finished episode's scores as annotations of its Phoenix session
         (`stateval.run._episode_sessions`; already stored ones are skipped)."""
         if self._episodes is not None and self.ready and self.experiment_id is not None:
