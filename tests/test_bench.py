@@ -74,3 +74,10 @@ def test_bench_scale_measures_every_figure_on_tiny_sizes() -> None:
     assert "orjson is" in out
     assert "40 cases x" in out
     assert "case-mutants/s" in out
+
+
+def test_bench_episodes_runs_on_a_tiny_suite() -> None:
+    out = _bench("bench_episodes.py", "--episodes", "8", "--turns", "3")
+    assert "8 episodes x 3 turns = 24 cases" in out
+    for line in ("(a) no episodes", "(b) episodes, teacher-forced", "(c) episodes, free-running"):
+        assert line in out

@@ -309,3 +309,21 @@ def test_rescoring_hands_on_each_episode_after_its_last_turn(tmp_path: Path) -> 
         lambda episode: events.append(episode.episode_id),
     )
     assert events == ["d1:0", "d1:1", "d1:2", "d1", "d2:0", "d2:1", "d2"]
+
+
+def test_shards_hold_whole_episodes_and_each_mode_its_own_shared_run(tmp_path: Path) -> None:
+    from stateval.run import Shard
+
+    suite = episode_suite(tmp_path)
+    home = tmp_path / "home"
+    planned = [
+        start_journal(home, suite, shard=Shard(i, 2), mode="free_running").header for i in (1, 2)
+    ]
+    held = [set(h.case_ids) for h in planned]
+    assert held[0] | held[1] == {c.id for c in suite.cases}
+    turns = {e: {c.id for c in suite.cases if c.episode_id == e} for e in ("d1", "d2")}
+    for ids in held:  # an episode's turns are all in one shard, or none of them
+        assert all(t <= ids or not t & ids for t in turns.values())
+    forced = start_journal(home, suite, shard=Shard(1, 2), mode="teacher_forced").header
+    assert forced.shared_run != planned[0].shared_run
+    assert planned[0].shared_run == planned[1].shared_run

@@ -108,8 +108,10 @@ def start_journal(
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"
     else:
         header.shard = str(shard)
+        # a free-running run's shards share a run of their own, apart from a teacher-forced one
+        modes = () if mode == "teacher_forced" else (mode,)
         header.shared_run = shared_run or shard_group(
-            suite.suite_hash, suite.cases_hash, commit, limit, shard.count
+            suite.suite_hash, suite.cases_hash, commit, limit, shard.count, *modes
         )
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.shared_run}"
     return Journal.create(root, header)
