@@ -107,6 +107,30 @@ def test_a_run_scores_every_field_and_a_failing_mutator_is_data(tmp_path: Path) 
     assert rows["hotel.parking"].extra == 1
 
 
+def test_a_mutator_setting_a_bare_value_fails_its_case_saying_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    def bare(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        out = state.copy()
+        out.set_value("hotel.area", input.prompt.split()[-1])  # type: ignore[arg-type]
+        return out
+
+    cases = [
+        {
+            "id": "c",
+            "input": {"prompt": "area south"},
+            "expected_post_state": {"hotel.area": "south"},
+        }
+    ]
+    (case,) = _run(_suite(tmp_path, bare, cases), tmp_path / ".stateval").summary.cases
+    assert not case.ok  # a failure of the case, not a field silently read as missing
+    assert case.result.error_type == "InvalidValueError"
+    assert "ValueConfidence('south', 1.0)" in (case.result.error or "")
+    area = case.evaluation("field:hotel.area")
+    assert area is not None
+    assert area.explanation.startswith("mutator failed (InvalidValueError)")
+
+
 def test_concurrency_is_bounded(tmp_path: Path) -> None:
     running = 0
     peak = 0

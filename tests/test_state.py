@@ -81,6 +81,18 @@ def test_set_value_replaces_and_remove_deletes() -> None:
     assert state.to_flat() == {"a": 9}
 
 
+@pytest.mark.parametrize("method", ["set_value", "add_value"])
+def test_a_bare_value_is_refused_with_the_call_that_works(method: str) -> None:
+    state = InterpretiveState.from_flat({"area": "north"})
+    with pytest.raises(InvalidValueError) as caught:
+        getattr(state, method)("area", "south")
+    message = str(caught.value)
+    assert message.startswith("invalid value at 'area':")
+    assert f"{method} takes a ValueConfidence, not str 'south'" in message
+    assert f"write {method}('area', ValueConfidence('south', 1.0))" in message
+    assert state.to_flat() == {"area": "north"}  # the state is left as it was
+
+
 def test_json_round_trip_keeps_every_candidate_and_its_metadata() -> None:
     state = InterpretiveState()
     state.add_value("x.y", ValueConfidence({"k": [1, 2.5, None]}, 0.4, "because", "m-1"))

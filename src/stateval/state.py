@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
@@ -303,14 +304,14 @@ class InterpretiveState:
         """Append a candidate to ``path`` (creating the field)."""
         validate_path(path)
         if not isinstance(value, ValueConfidence):
-            raise InvalidValueError(value, "add_value takes a ValueConfidence", path)
+            raise InvalidValueError(value, _not_a_candidate("add_value", path, value), path)
         self._expand().setdefault(path, []).append(value)
 
     def set_value(self, path: str, value: ValueConfidence) -> None:
         """Replace every candidate of ``path`` with ``value``."""
         validate_path(path)
         if not isinstance(value, ValueConfidence):
-            raise InvalidValueError(value, "set_value takes a ValueConfidence", path)
+            raise InvalidValueError(value, _not_a_candidate("set_value", path, value), path)
         self._expand()[path] = [value]
 
     def remove(self, path: str) -> None:
@@ -495,3 +496,12 @@ class InterpretiveState:
 
     def __repr__(self) -> str:
         return f"InterpretiveState({self.to_flat()!r})"
+
+
+def _not_a_candidate(method: str, path: str, value: object) -> str:
+    """Why ``method(path, value)`` refused a bare value, and the call that works."""
+    shown = reprlib.repr(value)
+    return (
+        f"{method} takes a ValueConfidence, not {type(value).__name__} {shown}: "
+        f"write {method}({path!r}, ValueConfidence({shown}, 1.0))"
+    )
