@@ -21,6 +21,7 @@ from stateval.compare import (
     slot_metrics,
     view_accuracy,
 )
+from stateval.errors import EvaluationConfigError
 from stateval.harness import StateEvaluator
 from stateval.mutators import StructuredInput
 from stateval.phoenix import (
@@ -34,7 +35,7 @@ from stateval.phoenix import (
 )
 from stateval.run import CaseResult, Scoring, score_case
 from stateval.state import InterpretiveState
-from stateval.suite import Case, load_suite
+from stateval.suite import Case, SlotSchema, load_suite
 from test_compare_properties import PATHS, field_policies, policies, states
 
 MULTIWOZ = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
@@ -231,3 +232,82 @@ def test_docstring_examples_run() -> None:
     result = doctest.testmod(stateval.compare._scores)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+# Two services: "a" and "b" belong to s1, "c.d" and "c.e" to s2 ("f.g.h" to none).
+BY_SERVICE = {"s1": ["a", "b"], "s2": ["c.d", "c.e"]}
+SERVICES = SlotSchema.from_data(
+    [
+        {"service_name": name, "slots": [{"name": p, "path": p} for p in paths]}
+        for name, paths in BY_SERVICE.items()
+    ],
+    fuzzy=None,
+)
+
+
+def _slot_accuracy_of_run(case: Case, actual: InterpretiveState, rules: FieldPolicies) -> Scored:
+    scoring = Scoring(rules, SERVICES.paths, schema=SERVICES, services_key="metadata.services")
+    return _run_path(case, actual, scoring)["slot_accuracy"][0]
+
+
+def _slot_accuracy_of_evaluator(
+    case: Case, actual: InterpretiveState, rules: FieldPolicies
+) -> Scored:
+    evaluator = slot_accuracy(BY_SERVICE, rules, services_key="metadata.services")
+    row = {
+        "expected": {"post_state": case.expected_post_state.to_dict()},
+        "output": task_output(actual),
+        "metadata": dict(case.metadata),
+    }
+    score = evaluator.evaluate(row)[0]
+    return score.score, score.label
+
+
+def test_the_slot_accuracy_evaluator_counts_only_the_services_in_play() -> None:
+    expected = InterpretiveState.from_flat({"a": "x"})
+    actual = InterpretiveState.from_flat({"a": "y"})
+    rules = FieldPolicies()
+    hotel = Case(
+        "c", InterpretiveState(), StructuredInput("p", "m1"), expected, {"services": ["s1"]}
+    )
+    # in play: a (wrong) and b (absent on both sides: right) -> 1 of 2
+    assert _slot_accuracy_of_evaluator(hotel, actual, rules) == (0.5, "some_wrong")
+    # naming no service plays every slot: a wrong, b, c.d, c.e right -> 3 of 4
+    unnamed = replace(hotel, metadata={})
+    assert _slot_accuracy_of_evaluator(unnamed, actual, rules) == (0.75, "some_wrong")
+    # a slot of a service not in play still counts when a state holds it
+    invented = InterpretiveState.from_flat({"a": "x", "c.d": "z"})
+    assert _slot_accuracy_of_evaluator(hotel, invented, rules) == (2 / 3, "some_wrong")
+    # one service name (not a list) works too, and the run agrees in each case
+    single = replace(hotel, metadata={"services": "s2"})
+    assert _slot_accuracy_of_evaluator(single, actual, rules) == (2 / 3, "some_wrong")
+    for case, state in ((hotel, actual), (unnamed, actual), (hotel, invented), (single, actual)):
+        assert _slot_accuracy_of_run(case, state, rules) == _slot_accuracy_of_evaluator(
+            case, state, rules
+        )
+
+
+def test_services_key_needs_a_schema_by_service() -> None:
+    with pytest.raises(EvaluationConfigError, match="services_key needs the schema by service"):
+        slot_accuracy(["a", "b"], services_key="metadata.services")
+    assert SERVICES.by_service() == BY_SERVICE
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    states(),
+    states(),
+    UNJUDGED_POLICIES,
+    st.none() | st.sampled_from(["s1", "s2", "s3"]) | st.lists(st.sampled_from(["s1", "s2"])),
+)
+def test_run_and_evaluator_agree_on_slot_accuracy_with_services_in_play(
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    rules: FieldPolicies,
+    services: str | list[str] | None,
+) -> None:
+    metadata = {} if services is None else {"services": services}
+    case = Case("c", InterpretiveState(), StructuredInput("p", "m1"), expected, metadata)
+    assert _slot_accuracy_of_run(case, actual, rules) == _slot_accuracy_of_evaluator(
+        case, actual, rules
+    )

@@ -64,6 +64,7 @@ from stateval.compare._scores import (
     CaseScores,
     ScoreValue,
     score_comparison,
+    slots_in_play,
     view_accuracy,
 )
 
@@ -108,6 +109,7 @@ __all__ = [
     "score_comparison",
     "slice_values",
     "slot_metrics",
+    "slots_in_play",
     "split_delta",
     "view_accuracy",
     "worst_fields",

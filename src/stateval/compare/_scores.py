@@ -48,6 +48,7 @@ from stateval.compare._comparison import FieldComparison, StateComparison
 from stateval.compare._delta import DeltaComparison, split_delta
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
 from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.compare._run_metrics import lookup
 from stateval.state import InterpretiveState
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "CaseScores",
     "ScoreValue",
     "score_comparison",
+    "slots_in_play",
     "view_accuracy",
 ]
 
@@ -351,3 +353,39 @@ def score_comparison(
         frozenset(judged),
         frozenset(scored),
     )
+
+
+def slots_in_play(
+    slots: Sequence[str],
+    services: Mapping[str, str | None],
+    metadata: Mapping[str, Any] | None,
+    services_key: str,
+) -> tuple[str, ...]:
+    """The ``slots`` of the services a case names under ``services_key`` in its metadata: the
+    ``in_play`` of `score_comparison` (``stateval run`` and the ``slot_accuracy`` evaluator
+    both choose them here).
+
+    A case that names no service (the key is missing or null) plays every slot, and so does a
+    schema whose slots name no service.
+
+    Args:
+        slots: The scored slot paths.
+        services: Slot path -> the service it belongs to (None or absent: no service).
+        metadata: The case's metadata.
+        services_key: The metadata key listing the case's services (``metadata.services``;
+            a list, or one name).
+
+    Example:
+        >>> slots_in_play(
+        ...     ["hotel.area", "taxi.dest"],
+        ...     {"hotel.area": "hotel", "taxi.dest": "taxi"},
+        ...     {"services": ["hotel"]},
+        ...     "metadata.services",
+        ... )
+        ('hotel.area',)
+    """
+    found, named = lookup(metadata or {}, services_key)
+    if not found or named is None or all(v is None for v in services.values()):
+        return tuple(slots)
+    wanted = {str(n) for n in (named if isinstance(named, list) else [named])}
+    return tuple(s for s in slots if services.get(s) in wanted)

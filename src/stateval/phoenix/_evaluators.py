@@ -20,7 +20,7 @@ judge could not rule on scores 0.0 with label ``judge_error``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -35,6 +35,7 @@ from stateval.compare import (
     ScoreValue,
     compare_states,
     score_comparison,
+    slots_in_play,
 )
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
@@ -113,6 +114,7 @@ def _scores(
     paths: list[str] | None = None,
     pre: InterpretiveState | None = None,
     slots: list[str] | None = None,
+    in_play: Sequence[str] | None = None,
 ) -> tuple[CaseScores, JudgedComparison]:
     """The case's scores from one comparison, judged by ``judge`` where a policy asks."""
     judged = judge_comparison(
@@ -124,6 +126,7 @@ def _scores(
         pre=pre,
         expected=case.expected if pre is not None else None,
         slots=slots,
+        in_play=in_play,
         judge_errors={p: v.explanation for p, v in judged.verdicts.items() if not v.ok},
         judged=[p for p, v in judged.verdicts.items() if v.ok],
     )
@@ -215,9 +218,10 @@ def preserved_fields_accuracy(
 
 
 def slot_accuracy(
-    schema: list[str] | tuple[str, ...],
+    schema: Sequence[str] | Mapping[str, Sequence[str]],
     policies: Policies = None,
     *,
+    services_key: str | None = None,
     name: str = "slot_accuracy",
     judge: FieldJudge | None = None,
 ) -> Evaluator:
@@ -226,21 +230,80 @@ def slot_accuracy(
     A slot absent from both states is right (dialogue-state-tracking convention). A slot whose
     policy asks for an LLM judge counts as ``judge`` rules (as in ``stateval run``); without a
     judge, by the deterministic rule.
+
+    Args:
+        schema: The slot paths, or service -> its slot paths (``SlotSchema.by_service()`` of a
+            suite's slot schema file).
+        policies: Field policies (see `Policies`).
+        services_key: With a schema by service, the example metadata key listing the services
+            in play (``metadata.services``): only their slots are counted, as ``stateval run``
+            counts them with the suite's ``slots.services_key``. A case naming none counts
+            every slot.
+        name: The evaluator's name.
+        judge: Rules on the fields whose policy says ``judge: llm``.
+
+    Raises:
+        EvaluationConfigError: ``services_key`` without a schema by service.
+
+    Example:
+        >>> evaluator = slot_accuracy(
+        ...     {"hotel": ["hotel.area", "hotel.stars"], "taxi": ["taxi.dest"]},
+        ...     services_key="metadata.services",
+        ... )
+        >>> score = evaluator.evaluate({
+        ...     "output": {"hotel.area": "south"},
+        ...     "expected": {"hotel.area": "north"},
+        ...     "metadata": {"services": ["hotel"]},
+        ... })[0]
+        >>> score.score, score.explanation  # taxi.dest is not in play: not counted as right
+        (0.5, '1 of 2 schema slots right; wrong: hotel.area')
     """
     if isinstance(schema, str):
         raise TypeError("schema must be a sequence of slot paths, not a string")
-    slots = [validate_path(s) for s in schema]
+    services: dict[str, str | None] = {}
+    if isinstance(schema, Mapping):
+        for service, paths in schema.items():
+            if isinstance(paths, str):
+                raise TypeError(f"the slots of service {service!r} must be a sequence of paths")
+            services.update((validate_path(p), str(service)) for p in paths)
+        slots = list(services)
+    else:
+        slots = [validate_path(s) for s in schema]
+    if services_key is not None and not services:
+        raise EvaluationConfigError(
+            "slot_accuracy: services_key needs the schema by service ({service: [slot, ...]})"
+        )
     resolved = read_policies(policies)
+    scored = [s for s in slots if not resolved.for_path(s).ignore]
 
-    def evaluate(output: Any, expected: Any) -> Score:
+    def score(output: Any, expected: Any, metadata: Mapping[str, Any] | None) -> Score:
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
-        score = _scores(case, resolved, judge, paths=slots, slots=slots)[0].slot_accuracy()
-        assert score is not None  # the schema is given
-        return as_score(score)
+        in_play = (
+            None
+            if services_key is None
+            else slots_in_play(
+                scored, services, metadata if isinstance(metadata, Mapping) else None, services_key
+            )
+        )
+        value = _scores(case, resolved, judge, paths=slots, slots=slots, in_play=in_play)[
+            0
+        ].slot_accuracy()
+        assert value is not None  # the schema is given
+        return as_score(value)
 
-    return code_evaluator(name, ("output", "expected"), evaluate)
+    if services_key is None:
+
+        def evaluate(output: Any, expected: Any) -> Score:
+            return score(output, expected, None)
+
+        return code_evaluator(name, ("output", "expected"), evaluate)
+
+    def evaluate_in_play(output: Any, expected: Any, metadata: Any) -> Score:
+        return score(output, expected, metadata)
+
+    return code_evaluator(name, ("output", "expected", "metadata"), evaluate_in_play)
 
 
 # -- per field ------------------------------------------------------------------------------

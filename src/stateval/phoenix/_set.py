@@ -34,10 +34,11 @@ that gives the listed fields' evaluations."""
 def evaluator_set(
     policies: Policies = None,
     fields: Iterable[str] | None = None,
-    schema: Sequence[str] | None = None,
+    schema: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
     checks: Mapping[str, Sequence[CheckSpec]] | None = None,
     judge_llm: LLM | FieldJudge | None = None,
     *,
+    services_key: str | None = None,
     delta: bool = True,
     judge_cache: JudgeCache | None = None,
     every_field: bool = False,
@@ -56,10 +57,13 @@ def evaluator_set(
         policies: The suite's field policies (see `Policies`).
         fields: Paths that get ``field:<path>`` evaluations (typically every path of every
             case's expected post-state); paths whose policy ignores them are skipped.
-        schema: When given, adds ``slot_accuracy`` over these slots.
+        schema: When given, adds ``slot_accuracy`` over these slots (a list, or service ->
+            its slots).
         checks: ``{path: [check spec, ...]}`` adding ``check:<path>:<check>`` evaluators.
         judge_llm: A `phoenix.evals.LLM` (or a ready `FieldJudge`) for ``judge: llm`` fields;
             one judge with one cache serves every evaluator of the set.
+        services_key: With a schema by service, ``slot_accuracy`` counts only the slots of
+            the services this example metadata key lists (see `slot_accuracy`).
         delta: Include ``changed_fields_accuracy`` / ``preserved_fields_accuracy`` (they need
             ``input["pre_state"]``).
         judge_cache: The cache for a judge built from ``judge_llm`` (a fresh one by default).
@@ -90,7 +94,8 @@ def evaluator_set(
         out.append(changed_fields_accuracy(resolved, judge=judge))
         out.append(preserved_fields_accuracy(resolved, judge=judge))
     if schema is not None:
-        out.append(slot_accuracy(list(schema), resolved, judge=judge))
+        slots = schema if isinstance(schema, Mapping) else list(schema)
+        out.append(slot_accuracy(slots, resolved, services_key=services_key, judge=judge))
     if every_field:
         out.extend(field_evaluator(p, resolved, judge=judge) for p in scored)
     elif scored:

@@ -23,8 +23,8 @@ from stateval.compare import (
     StateComparison,
     case_metrics,
     compare_states,
-    lookup,
     score_comparison,
+    slots_in_play,
 )
 from stateval.errors import StatevalError
 from stateval.run._judging import apply_judgements, evaluation, judge_errors
@@ -133,12 +133,7 @@ class Scoring:
         slots = self.scored_slots
         if slots is None or self.schema is None or self.services_key is None:
             return slots
-        found, services = lookup(metadata, self.services_key)
-        if not found or services is None:
-            return slots
-        names = services if isinstance(services, list) else [services]
-        active = set(self.schema.active_paths(str(n) for n in names))
-        return tuple(s for s in slots if s in active)
+        return slots_in_play(slots, self.schema.services_of, metadata, self.services_key)
 
     def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
         """The case's metric outcomes from its one comparison."""

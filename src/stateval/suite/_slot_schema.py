@@ -148,6 +148,20 @@ class SlotSchema:
         return tuple(dict.fromkeys(s.service for s in self.slots if s.service is not None))
 
     @property
+    def services_of(self) -> Mapping[str, str | None]:
+        """Slot path -> its service (None for a slot without one)."""
+        return {s.path: s.service for s in self.slots}
+
+    def by_service(self) -> dict[str, list[str]]:
+        """Service -> its slot paths, in order (the schema the ``slot_accuracy`` evaluator
+        takes to count only the slots of the services in play)."""
+        out: dict[str, list[str]] = {}
+        for s in self.slots:
+            if s.service is not None:
+                out.setdefault(s.service, []).append(s.path)
+        return out
+
+    @property
     def has_services(self) -> bool:
         """True when slots are grouped by service."""
         return any(s.service is not None for s in self.slots)
