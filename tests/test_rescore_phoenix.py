@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import re
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -160,3 +164,37 @@ def test_rescore_of_a_local_run_stays_local_unless_asked(
 
     clash = CliRunner().invoke(app, ["rescore", "latest", "--phoenix", "--no-phoenix"])
     assert clash.exit_code == 2
+
+
+def test_rescore_shows_the_summary_then_the_uploads_own_progress(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    home = tmp_path / ".stateval"
+    suite_path = tmp_path / "suite.yaml"
+    _write_suite(suite_path, f"names-{uuid.uuid4().hex[:8]}", {})
+    suite = _suite(suite_path)
+    journal = start_journal(home, suite, phoenix_url=phoenix_url)
+    asyncio.run(run_suite(suite, journal, concurrency=2, phoenix=PhoenixTarget(phoenix_url)))
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("stateval")), "rescore", "latest"],
+        env={**os.environ, "STATEVAL_HOME": str(home)},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream: the order of summary and upload lines shows
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stdout
+    lines = done.stdout.splitlines()
+    summary = next(i for i, line in enumerate(lines) if line.startswith("overall match rate"))
+    (last,) = [line for line in lines if line.startswith("upload to Phoenix: ")][-1:]
+    assert lines.index(last) > summary  # the summary first, then the upload's progress
+    match = re.match(r"upload to Phoenix: (\d+)/(\d+) scores stored in \d+ s$", last)
+    assert match is not None, last
+    sent, total = int(match[1]), int(match[2])
+    ack = Journal.open(home, journal.run_id).ack("rescore-1:experiment")
+    assert ack is not None
+    stored = _get(phoenix_url, f"/v1/experiments/{ack['experiment_id']}/json")
+    assert sent == total == sum(len(r["annotations"]) for r in stored)

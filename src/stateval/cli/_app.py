@@ -561,7 +561,8 @@ def rescore(
         print("error: --no-phoenix excludes --phoenix and --phoenix-url", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
-        from stateval.run import Journal, find_latest, rescore_to_phoenix
+        from stateval.cli._progress import UploadWatch
+        from stateval.run import Journal, UploadProgress, find_latest, rescore_to_phoenix
         from stateval.run import rescore as rescore_run
         from stateval.suite import load_suite
 
@@ -585,12 +586,36 @@ def rescore(
         target = None
         if phoenix_url or phoenix or (recorded and not no_phoenix):
             target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
+
+        def show(summary: RunSummary) -> None:
+            if beside is not None:
+                summary = replace(summary, compared=rescore_run(suite, Journal.open(home, beside)))
+            _finish(summary, report_json, junit, markdown, report_html)
+
         if target is None:
             summary = rescore_run(suite, journal)
+            show(summary)
         else:
-            outcome = asyncio.run(
-                rescore_to_phoenix(suite, journal, target, fields_as=_fields_as(fields_as))
-            )
+            mode = _fields_as(fields_as)
+            watch = UploadWatch(err)
+
+            def on_scored(
+                summary: RunSummary, uploading: Callable[[], UploadProgress] | None
+            ) -> None:
+                # the summary at once, then the upload's own progress (as `stateval run`)
+                show(summary)
+                if uploading is not None and uploading().sent < uploading().total:
+                    watch.watch(uploading)
+
+            async def rescored() -> RunOutcome:
+                try:
+                    return await rescore_to_phoenix(
+                        suite, journal, target, fields_as=mode, on_scored=on_scored
+                    )
+                finally:
+                    await watch.stop()
+
+            outcome = asyncio.run(rescored())
             summary = outcome.summary
             upload = outcome.upload
             if upload is not None and (upload.error or upload.pending):
@@ -598,11 +623,7 @@ def rescore(
                     f"[yellow]warning: {upload.pending} case(s) of the rescored run not logged "
                     f"to Phoenix{': ' + upload.error if upload.error else ''}[/yellow]"
                 )
-                _finish(summary, report_json, junit, markdown, report_html)
                 raise typer.Exit(EXIT_INFRASTRUCTURE)
-        if beside is not None:
-            summary = replace(summary, compared=rescore_run(suite, Journal.open(home, beside)))
-        _finish(summary, report_json, junit, markdown, report_html)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 
 

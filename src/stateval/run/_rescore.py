@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from stateval.errors import JournalError, PhoenixUnavailableError
 from stateval.run._episodes import EpisodeScore, episode_tracker
 from stateval.run._journal import Journal
-from stateval.run._outcome import PhoenixTarget, RunOutcome
+from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._pipeline import submit_episode
 from stateval.run._results import CaseScore
 from stateval.run._scoring import RunSummary, Scoring, score_case
@@ -71,7 +71,12 @@ def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec
 
 
 async def rescore_with_phoenix(
-    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+    suite: Suite,
+    journal: Journal,
+    target: PhoenixTarget,
+    *,
+    fields_as: FieldsAs | None = None,
+    on_scored: OnScored | None = None,
 ) -> RunOutcome:
     """Rescore ``journal``'s run under ``suite`` and log it to Phoenix as a new experiment.
 
@@ -80,7 +85,9 @@ async def rescore_with_phoenix(
     either way. A rescoring that did not finish uploading is not resumed: rescore again.
     ``fields_as`` (default: the suite's ``phoenix.fields_as``) says where field scores go; as
     span annotations they go on the original run's mutation spans, kept apart from the
-    original experiment's by their identifier (the new experiment's id).
+    original experiment's by their identifier (the new experiment's id). ``on_scored`` gets
+    the summary as soon as every case is scored, with the upload's progress (None when no
+    experiment could be made), as in `stateval.run.run_suite`.
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
@@ -113,8 +120,10 @@ async def rescore_with_phoenix(
             sink.submit(case, score)
 
         tally = rescored_tally(suite, journal, submit, lambda e: submit_episode(sink, e))
-        await sink.finish()
         summary = run_summary(suite, journal, tally, sink.experiment_url)
+        if on_scored is not None:
+            on_scored(summary, sink.progress if sink.experiment_id is not None else None)
+        await sink.finish()
         if sink.ready:
             await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(scored))
@@ -135,18 +144,26 @@ def rescore(suite: Suite, journal: Journal) -> RunSummary:
 
 
 async def rescore_to_phoenix(
-    suite: Suite, journal: Journal, target: PhoenixTarget, *, fields_as: FieldsAs | None = None
+    suite: Suite,
+    journal: Journal,
+    target: PhoenixTarget,
+    *,
+    fields_as: FieldsAs | None = None,
+    on_scored: OnScored | None = None,
 ) -> RunOutcome:
     """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
 
     One run per case (the stored output, linked to the original trace) with every evaluation
     of the new scoring; see `stateval.run._rescore`. Upload problems are in the outcome's
-    `UploadStatus`; the summary is complete either way.
+    `UploadStatus`; the summary is complete either way. ``on_scored`` gets the summary once
+    every case is scored, while the upload goes on (to show its progress).
 
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
-    return await rescore_with_phoenix(suite, journal, target, fields_as=fields_as)
+    return await rescore_with_phoenix(
+        suite, journal, target, fields_as=fields_as, on_scored=on_scored
+    )
 
 
 def rescored_tally(
