@@ -10,7 +10,8 @@ per changed case. Every run carries the evaluations the runner's scoring produce
 (``state_accuracy``, ``overall_match``, ``field:<path>``, ``check:<path>``...); the experiment's
 metadata says what the mutant changed, its operator, severity, status and suggestion. A
 survivor's link opens Phoenix's compare view with the mutant first, so it lists only the cases
-the mutant changed, each beside the baseline's run.
+the mutant changed, each beside the baseline's run. Runs and evaluations are written by the
+run's experiment writer (`stateval.run.ExperimentWriter`), as a run's and a rescoring's are.
 """
 
 from __future__ import annotations
@@ -18,18 +19,23 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._score import STATUSES, MutantResult
-from stateval.run import CaseScore, PhoenixTarget
+from stateval.run import (
+    CaseScore,
+    ExperimentSpec,
+    ExperimentWriter,
+    PhoenixTarget,
+    create_experiment,
+)
 from stateval.suite import Suite
 
 if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport
-    from stateval.phoenix import DatasetRef, ExperimentRef, PhoenixUploader, RunRecord
+    from stateval.phoenix import DatasetRef, ExperimentRef, PhoenixUploader
 
 __all__ = []
 
@@ -52,26 +58,6 @@ def mutant_experiment_name(prefix: str, result: MutantResult) -> str:
     digits = result.id.lstrip("M")
     number = str(int(digits)) if digits.isdigit() else result.id
     return f"{prefix}-mutant-{result.mutant.operator}-{number}"
-
-
-def _run_record(example_id: str, score: CaseScore) -> RunRecord:
-    from stateval.phoenix import RunRecord
-
-    result = score.result
-    try:
-        start = datetime.fromisoformat(result.started_at or "")
-    except ValueError:
-        start = datetime.now(UTC)
-    post = None if result.post_state is None else result.post_state.to_dict()
-    error = None if result.error is None else f"{result.error_type}: {result.error}"
-    return RunRecord(
-        example_id=example_id,
-        output={"post_state": post, "error": error},
-        start_time=start,
-        end_time=start + timedelta(seconds=result.time_used),
-        error=error,
-        trace_id=result.trace_id,
-    )
 
 
 class _Log:
@@ -186,38 +172,18 @@ class _Log:
         *,
         split: str | None = None,
     ) -> ExperimentRef:
+        """Create the experiment and write each case into it (its run, then its evaluations)
+        with the run's experiment writer."""
         assert self.dataset is not None
-        ref = await self.uploader.create_experiment(
-            self.dataset,
-            name=name,
-            description=description,
-            metadata=metadata,
-            splits=None if split is None else [split],
-        )
-        await asyncio.gather(*(self._case(ref.id, score) for score in scores))
+        spec = ExperimentSpec(name, description, metadata, splits=() if split is None else (split,))
+        ref = await create_experiment(self.uploader, self.dataset, spec)
+        writer = ExperimentWriter(self.uploader, ref.id, self.dataset.example_ids)
+        try:
+            await asyncio.gather(*(writer.write(score.case_id, score) for score in scores))
+        finally:
+            self.runs += writer.runs
+            self.evaluations += writer.evaluations
         return ref
-
-    async def _case(self, experiment_id: str, score: CaseScore) -> None:
-        """Post the case's run, then the runner's evaluations of it."""
-        from stateval.phoenix import EvaluationRecord
-
-        assert self.dataset is not None
-        example_id = self.dataset.example_ids[score.case_id]
-        run_id = await self.uploader.post_run(experiment_id, _run_record(example_id, score))
-        self.runs += 1
-        records = [
-            EvaluationRecord(
-                run_id=run_id,
-                name=e.name,
-                annotator_kind=e.annotator_kind,
-                score=e.score,
-                label=e.label,
-                explanation=e.explanation,
-            )
-            for e in score.evaluations
-        ]
-        await self.uploader.post_evaluations(records)
-        self.evaluations += len(records)
 
 
 async def log_mutation(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stateval.run._episodes import EpisodeScore
+from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._outcome import (
     OnScored,
@@ -53,6 +54,8 @@ __all__ = [
     "CaseSpan",
     "EpisodeScore",
     "Evaluation",
+    "ExperimentSpec",
+    "ExperimentWriter",
     "FieldRow",
     "FieldTrajectory",
     "Journal",
@@ -74,6 +77,7 @@ __all__ = [
     "UploadSink",
     "UploadStatus",
     "close_clients",
+    "create_experiment",
     "execute",
     "find_latest",
     "find_resumable",

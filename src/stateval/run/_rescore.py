@@ -10,10 +10,10 @@ acknowledgements are journaled under ``rescore-<n>:`` so the original experiment
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from stateval.errors import JournalError, PhoenixUnavailableError
 from stateval.run._episodes import EpisodeScore, episode_tracker
+from stateval.run._experiment_writer import ExperimentSpec
 from stateval.run._journal import Journal
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._pipeline import submit_episode
@@ -21,9 +21,6 @@ from stateval.run._results import CaseScore
 from stateval.run._scoring import RunSummary, Scoring, score_case
 from stateval.run._tally import RunTally, journaled_results, run_summary
 from stateval.suite import FieldsAs, Suite
-
-if TYPE_CHECKING:  # the writer brings httpx: imported when a rescoring is uploaded
-    from stateval.run._writer import ExperimentSpec
 
 __all__ = [
     "rescore",
@@ -45,8 +42,6 @@ def _next_rescore(journal: Journal) -> int:
 
 def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec:
     """The experiment of the ``n``-th rescoring of ``journal``'s run under ``suite``."""
-    from stateval.run._writer import ExperimentSpec
-
     header = journal.header
     original = journal.ack("experiment") or {}
     name = f"{suite.phoenix.experiment_prefix}-rescore-{header.run_id}-{n}"

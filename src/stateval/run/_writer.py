@@ -3,12 +3,13 @@
 The cases become a dataset (a new version only when they changed) and the run an experiment
 (shared by the shards of a run). Scored cases go through a queue to a few upload workers, so
 mutator calls and uploads overlap and the mutator loop never waits on Phoenix. Each case is an
-experiment run with its evaluations; outside ``evaluations`` mode its ``field:<path>`` scores are
-span annotations stored in bulk (`stateval.run._fields_as`). Every accepted upload is
-acknowledged in the journal; a resumed run skips what was acknowledged, and Phoenix itself
-returns the existing run when one is posted twice and replaces an evaluation or annotation
-posted twice, so nothing is recorded twice even after a crash between an upload and its
-acknowledgement.
+experiment run with its evaluations, written by the `ExperimentWriter` that mutation testing's
+experiments use too (`stateval.run._experiment_writer`); outside ``evaluations`` mode its
+``field:<path>`` scores are span annotations stored in bulk (`stateval.run._fields_as`). Every
+accepted upload is acknowledged in the journal; a resumed run skips what was acknowledged, and
+Phoenix itself returns the existing run when one is posted twice and replaces an evaluation or
+annotation posted twice, so nothing is recorded twice even after a crash between an upload and
+its acknowledgement.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.run._episode_sessions import EpisodeAnnotations
 from stateval.run._episodes import EpisodeScore
+from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._fields_as import (
     FieldAggregates,
     as_annotation,
@@ -38,11 +37,9 @@ from stateval.suite import Case, FieldsAs, Suite
 from stateval.upload import (
     AnnotationBatcher,
     DatasetRef,
-    EvaluationRecord,
     Example,
     ExperimentRef,
     PhoenixUploader,
-    RunRecord,
     SpanAnnotationRecord,
 )
 
@@ -52,26 +49,6 @@ UPLOAD_WORKERS = 8
 """Cases uploaded at once."""
 _SHARD_WRITES = 4
 _SHARD_SETTLE = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class ExperimentSpec:
-    """The experiment a `PhoenixSink` creates.
-
-    Attributes:
-        name: The experiment's name.
-        description: Its description.
-        metadata: Its metadata (JSON values).
-        shared_key: Set when several processes (the shards of a run) write to this one
-            experiment: the first creates it, the others find it by this key.
-        repetitions: How many times each example runs (``stateval run --repeat``).
-    """
-
-    name: str
-    description: str
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    shared_key: str | None = None
-    repetitions: int = 1
 
 
 def run_experiment(journal: Journal) -> ExperimentSpec:
@@ -170,6 +147,7 @@ class PhoenixSink:
         self._fields = FieldAggregates()
         self._batcher: AnnotationBatcher | None = None
         self._episodes: EpisodeAnnotations | None = None
+        self._writer: ExperimentWriter | None = None
         self._started = time.monotonic()
 
     @property
@@ -242,13 +220,7 @@ class PhoenixSink:
             # A previous invocation may have created it and died before journaling the answer.
             created = await self._find_experiment(spec)
         if created is None and spec.shared_key is None:
-            created = await self.uploader.create_experiment(
-                dataset,
-                name=spec.name,
-                description=spec.description,
-                metadata=spec.metadata,
-                repetitions=spec.repetitions,
-            )
+            created = await create_experiment(self.uploader, dataset, spec)
         elif created is None:
             assert spec.shared_key is not None
             created, _ = await self.uploader.shared_experiment(
@@ -445,11 +417,6 @@ class PhoenixSink:
             )
             self._done.add(case_id)
 
-    async def _post_evaluation(self, record: EvaluationRecord) -> None:
-        await self.uploader.post_evaluation(record)
-        self.evaluations += 1
-        self.sent += 1
-
     async def _upload(self, case: Case, score: CaseScore) -> None:
         assert self.experiment_id is not None
         experiment_id = self.experiment_id
@@ -479,11 +446,12 @@ class PhoenixSink:
         self, case: Case, score: CaseScore, experiment_id: str, *, annotations: int
     ) -> None:
         key = _key(case.id, score.result.repetition)
+        writer = self._writer_for(experiment_id)
         ack = self.journal.ack(self.scope + "run", key)
         if ack is not None and ack.get("experiment_id") == experiment_id:
             run_id = str(ack["run_id"])
         else:
-            run_id = await self.uploader.post_run(experiment_id, _run_record(case, score, self))
+            run_id = await writer.post_run(case.id, score)
             await asyncio.to_thread(
                 self.journal.append_ack,
                 self.scope + "run",
@@ -492,53 +460,36 @@ class PhoenixSink:
                 run_id=run_id,
             )
             self.runs += 1
-        records = [
-            EvaluationRecord(
-                run_id=run_id,
-                name=e.name,
-                annotator_kind=e.annotator_kind,
-                score=e.score,
-                label=e.label,
-                explanation=e.explanation,
-            )
-            for e in score.evaluations
-            if as_evaluation(e.name, self.fields_as, has_span=score.result.span_id is not None)
-        ]
-        async with asyncio.TaskGroup() as group:
-            for record in records:
-                group.create_task(self._post_evaluation(record))
+        count = await writer.post_evaluations(run_id, score)
         await asyncio.to_thread(
             self.journal.append_ack,
             self.scope + "evaluations",
             key,
             experiment_id=experiment_id,
             run_id=run_id,
-            count=len(records),
+            count=count,
             annotations=annotations,
         )
         self._evaluated.add(key)
+
+    def _writer_for(self, experiment_id: str) -> ExperimentWriter:
+        writer = self._writer
+        if writer is None or writer.experiment_id != experiment_id:
+            writer = self._writer = ExperimentWriter(
+                self.uploader,
+                experiment_id,
+                self.example_ids,
+                fields_as=self.fields_as,
+                on_evaluation=self._count_evaluation,
+            )
+        return writer
+
+    def _count_evaluation(self) -> None:
+        self.evaluations += 1
+        self.sent += 1
 
 
 def _key(case_id: str, repetition: int) -> str:
     """The journal's acknowledgement key of one repetition of a case (the case id for the
     first, so runs without ``--repeat`` journal as before)."""
     return case_id if repetition == 1 else f"{case_id}#{repetition}"
-
-
-def _run_record(case: Case, score: CaseScore, sink: PhoenixSink) -> RunRecord:
-    result = score.result
-    try:
-        start = datetime.fromisoformat(result.started_at or "")
-    except ValueError:
-        start = datetime.now(UTC)
-    post = None if result.post_state is None else result.post_state.to_dict()
-    error = None if result.error is None else f"{result.error_type}: {result.error}"
-    return RunRecord(
-        example_id=sink.example_ids[case.id],
-        output={"post_state": post, "error": error},
-        start_time=start,
-        end_time=start + timedelta(seconds=result.time_used),
-        error=error,
-        trace_id=result.trace_id,
-        repetition=result.repetition,
-    )
