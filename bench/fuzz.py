@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -121,11 +123,17 @@ def json_baseline(examples: int, rng_seed: int) -> float:
     return done[0] / (time.perf_counter() - start)
 
 
-TARGETS: dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]] = {
-    "llm_output": (fuzzing.llm_outputs(), fuzzing.llm_output),
-    "state": (fuzzing.state_inputs(), fuzzing.state),
-    "suite": (fuzzing.suite_files(), fuzzing.suite),
-}
+TARGETS = ("llm_output", "state", "suite")
+
+
+def target(name: str, folder: Path) -> tuple[st.SearchStrategy[Any], Callable[[Any], None]]:
+    """The strategy and the target function of campaign ``name``; suite files are written to
+    ``folder`` (one folder for the whole campaign: no directory made per input)."""
+    if name == "llm_output":
+        return fuzzing.llm_outputs(), fuzzing.llm_output
+    if name == "state":
+        return fuzzing.state_inputs(), fuzzing.state
+    return fuzzing.suite_files(), lambda item: fuzzing.suite(item, folder)
 
 
 def main() -> None:
@@ -141,9 +149,12 @@ def main() -> None:
     baseline = json_baseline(min(args.examples, 2_000), args.seed)
     print(f"baseline: json.loads on generated replies, {baseline:,.0f} inputs/s")
     results = []
+    folder = Path(tempfile.mkdtemp(prefix="stateval-fuzz-"))
     for name in args.targets.split(","):
-        strategy, target = TARGETS[name]
-        result = campaign(name, strategy, target, args.examples, args.hang, args.seed)
+        if name not in TARGETS:
+            parser.error(f"unknown target {name!r} (targets: {', '.join(TARGETS)})")
+        strategy, run = target(name, folder)
+        result = campaign(name, strategy, run, args.examples, args.hang, args.seed)
         rate = result["inputs"] / max(result["seconds"], 1e-9)
         result["rate_vs_json_loads"] = round(rate / baseline, 4)
         results.append(result)
@@ -157,6 +168,7 @@ def main() -> None:
             print(f"  !! {count} x {kind}: {result['samples'][kind]}")
         if result["hangs"]:
             print(f"  !! hang: {result['samples']['hang']}")
+    shutil.rmtree(folder, ignore_errors=True)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     if any(r["defects"] or r["hangs"] for r in results):

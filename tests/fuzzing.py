@@ -18,6 +18,7 @@ Anything else is a defect; `Defect` carries it, with the stage it came from.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -382,16 +383,24 @@ def suite_files(draw: st.DrawFn) -> tuple[str, str, str, str]:
     return name, text, case_name, case_text
 
 
-def suite(item: tuple[str, str, str, str]) -> None:
-    """Write the files of ``item`` to a fresh folder and load the suite."""
+def suite(item: tuple[str, str, str, str], folder: Path | None = None) -> None:
+    """Write the files of ``item`` to ``folder`` (default: a fresh temporary one; a campaign
+    passes one folder for every input, emptied first) and load the suite."""
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="stateval-fuzz-") as fresh:
+            suite(item, Path(fresh))
+        return
+    for old in folder.iterdir():
+        if old.is_dir():
+            shutil.rmtree(old)
+        else:
+            old.unlink()
     name, text, case_name, case_text = item
-    with tempfile.TemporaryDirectory(prefix="stateval-fuzz-") as folder:
-        root = Path(folder)
-        (root / name).write_text(text, encoding="utf-8", errors="surrogatepass")
-        (root / case_name).write_text(case_text, encoding="utf-8", errors="surrogatepass")
-        try:
-            load_suite(root / name, load_mutator=False)
-        except StatevalError:
-            return
-        except Exception as exc:
-            raise Defect("load_suite", exc) from exc
+    (folder / name).write_text(text, encoding="utf-8", errors="surrogatepass")
+    (folder / case_name).write_text(case_text, encoding="utf-8", errors="surrogatepass")
+    try:
+        load_suite(folder / name, load_mutator=False)
+    except StatevalError:
+        return
+    except Exception as exc:
+        raise Defect("load_suite", exc) from exc

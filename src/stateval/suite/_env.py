@@ -24,6 +24,9 @@ VERBATIM: Final[tuple[Loc, ...]] = (
 )
 """Locations whose strings are never expanded."""
 
+_VERBATIM_SET: Final = frozenset(VERBATIM)
+_VERBATIM_DEPTH: Final = 2  # every VERBATIM location is two keys deep
+
 _TOKEN: Final = re.compile(r"\$\$\{|\$\{(?:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\})?")
 
 
@@ -37,7 +40,7 @@ def expand_environment(
         environ: The environment (``os.environ``).
         loc: Where ``data`` sits in the file (for recursion).
     """
-    if any(loc[: len(skip)] == skip for skip in VERBATIM):
+    if loc[:_VERBATIM_DEPTH] in _VERBATIM_SET:  # one set lookup per node, however deep
         return data, []
     problems: list[tuple[Loc, str]] = []
     if isinstance(data, str):
