@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from openinference.semconv.resource import ResourceAttributes
@@ -48,11 +48,13 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 __all__ = [
     "ATTR_CASE_ID",
     "ATTR_MESSAGE_ID",
+    "ATTR_RECREATED",
     "SPAN_LLM",
     "SPAN_MUTATE",
     "TRACER_NAME",
     "LLMSpan",
     "MutationSpan",
+    "RecordedCall",
     "SpanDelivery",
     "Tracing",
     "configure_tracing",
@@ -60,6 +62,8 @@ __all__ = [
     "disabled_tracing",
     "llm_span",
     "mutation_span",
+    "otlp_span_ids",
+    "recreated_mutation_spans",
     "send_otlp",
 ]
 
@@ -71,6 +75,7 @@ SPAN_LLM = "stateval.llm"
 
 ATTR_CASE_ID = "stateval.case_id"
 ATTR_MESSAGE_ID = "stateval.message_id"
+ATTR_RECREATED = "stateval.recreated"
 
 _KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 _CHAIN = OpenInferenceSpanKindValues.CHAIN.value
@@ -137,6 +142,7 @@ def configure_tracing(
     schedule_delay_millis: int = 1_000,
     max_queue_size: int = 16_384,
     on_undelivered: Callable[[bytes, int], None] | None = None,
+    on_delivered: Callable[[list[str]], None] | None = None,
 ) -> Tracing:
     """Build a tracer whose spans are batched to Phoenix (or to ``exporter``).
 
@@ -152,6 +158,9 @@ def configure_tracing(
         on_undelivered: Called (from the export thread) with the OTLP protobuf payload and the
             span count of every batch the server did not accept, so it can be kept and sent
             again later (`send_otlp`); the counts are in ``Tracing.delivery``.
+        on_delivered: Called (from the export thread) with the span ids of the `SPAN_MUTATE`
+            spans of every batch the server accepted, so a resumed run knows which mutation
+            spans a killed process still held (`recreated_mutation_spans`).
 
     Returns:
         A `Tracing` owning a new `TracerProvider` (the global provider is left alone).
@@ -169,7 +178,7 @@ def configure_tracing(
     provider = TracerProvider(resource=Resource({ResourceAttributes.PROJECT_NAME: project_name}))
     provider.add_span_processor(
         BatchSpanProcessor(
-            _CountingExporter(exporter, delivery, on_undelivered),
+            _CountingExporter(exporter, delivery, on_undelivered, on_delivered),
             schedule_delay_millis=schedule_delay_millis,
             max_queue_size=max_queue_size,
         )
@@ -204,15 +213,28 @@ class _CountingExporter(SpanExporter):
         inner: SpanExporter,
         delivery: SpanDelivery,
         on_undelivered: Callable[[bytes, int], None] | None,
+        on_delivered: Callable[[list[str]], None] | None = None,
     ) -> None:
         self._inner = inner
         self._delivery = delivery
         self._on_undelivered = on_undelivered
+        self._on_delivered = on_delivered
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         result = self._inner.export(spans)
         ok = result == SpanExportResult.SUCCESS
         self._delivery.count(len(spans), ok)
+        if ok and self._on_delivered is not None:
+            mutations = [
+                format(s.context.span_id, "016x")
+                for s in spans
+                if s.name == SPAN_MUTATE and s.context is not None
+            ]
+            try:
+                if mutations:
+                    self._on_delivered(mutations)
+            except Exception:  # as below: a record that cannot be kept costs a re-created span
+                logging.getLogger(__name__).exception("could not record delivered spans")
         if not ok and self._on_undelivered is not None:
             from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -245,6 +267,95 @@ def send_otlp(base_url: str, payload: bytes, *, api_key: str | None = None) -> b
     except httpx.HTTPError:
         return False
     return response.is_success
+
+
+def otlp_span_ids(payload: bytes) -> set[str]:
+    """The span ids (16 hex digits) in an OTLP/HTTP protobuf payload (a kept batch)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest.FromString(payload)
+    return {
+        span.span_id.hex()
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """What a run journaled of one mutator call: enough to re-create its mutation span.
+
+    Attributes:
+        trace_id: The span's trace id (32 hex digits).
+        span_id: Its span id (16 hex digits).
+        case_id: The case.
+        input: The mutator's input (JSON-able).
+        pre_state: The state before the call.
+        message_id: The input's message id.
+        output: What `MutationSpan.set_output` recorded (the post-state, or the error).
+        start_ns: When the call started (ns since the epoch).
+        end_ns: When it ended.
+        session_id: The call's OpenInference session (its episode), if any.
+    """
+
+    trace_id: str
+    span_id: str
+    case_id: str
+    input: object
+    pre_state: object
+    message_id: str | None
+    output: object
+    start_ns: int
+    end_ns: int
+    session_id: str | None = None
+
+
+def recreated_mutation_spans(project_name: str, calls: Sequence[RecordedCall]) -> bytes:
+    """The mutation spans of ``calls`` as an OTLP/HTTP protobuf payload (for `send_otlp`), with
+    their original ids and times and the attributes `mutation_span` gives, plus
+    ``stateval.recreated: true``: spans a killed process never exported, re-created from the
+    journal by a resumed run (their LLM child spans are gone). A span Phoenix already has is
+    stored once.
+    """
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
+
+    resource = Resource({ResourceAttributes.PROJECT_NAME: project_name})
+    scope = InstrumentationScope(TRACER_NAME)
+    spans = []
+    for call in calls:
+        attributes: dict[str, str | bool] = {
+            **_mutation_attributes(
+                call.case_id, call.input, call.pre_state, call.message_id, call.session_id
+            ),
+            SpanAttributes.OUTPUT_VALUE: _to_json(call.output),
+            SpanAttributes.OUTPUT_MIME_TYPE: _JSON,
+            ATTR_RECREATED: True,
+        }
+        context = SpanContext(
+            int(call.trace_id, 16),
+            int(call.span_id, 16),
+            is_remote=False,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+        spans.append(
+            ReadableSpan(
+                name=SPAN_MUTATE,
+                context=context,
+                resource=resource,
+                attributes=attributes,
+                kind=SpanKind.INTERNAL,
+                status=Status(StatusCode.OK),
+                start_time=call.start_ns,
+                end_time=call.end_ns,
+                instrumentation_scope=scope,
+            )
+        )
+    return bytes(encode_spans(spans).SerializeToString())
 
 
 def disabled_tracing(project_name: str = "default") -> Tracing:
@@ -315,6 +426,22 @@ def mutation_span(
         session_id: The OpenInference session (``session.id``) of the call, when it is a turn
             of an episode; the LLM spans started inside the block carry it too.
     """
+    attributes = _mutation_attributes(case_id, input, pre_state, message_id, session_id)
+    token = _current_session.set(session_id)
+    try:
+        with _span(tracer, SPAN_MUTATE, attributes) as span:
+            yield MutationSpan(span)
+    finally:
+        _current_session.reset(token)
+
+
+def _mutation_attributes(
+    case_id: str,
+    input: object,
+    pre_state: object,
+    message_id: str | None,
+    session_id: str | None,
+) -> dict[str, str]:
     metadata: dict[str, str] = {"case_id": case_id}
     attributes: dict[str, str] = {
         _KIND: _CHAIN,
@@ -330,12 +457,7 @@ def mutation_span(
     if session_id is not None:
         attributes[_SESSION_ID] = session_id
     attributes[SpanAttributes.METADATA] = json.dumps(metadata)
-    token = _current_session.set(session_id)
-    try:
-        with _span(tracer, SPAN_MUTATE, attributes) as span:
-            yield MutationSpan(span)
-    finally:
-        _current_session.reset(token)
+    return attributes
 
 
 # -- the LLM span ----------------------------------------------------------------------------

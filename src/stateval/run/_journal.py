@@ -12,6 +12,9 @@ Each line is one JSON record:
   only until a later result record of that case supersedes it (``--retry-errors``);
 - ``{"kind": "spans", "seq", "count", "otlp"}``: a batch of spans Phoenix did not accept
   (base64 OTLP protobuf), sent again by a resumed run (then acknowledged as ``spans``);
+- ``{"kind": "delivered", "span_ids"}``: Phoenix accepted these cases' mutation spans (a
+  resumed run re-creates, from their result records, the mutation spans of cases not listed
+  here nor kept as a ``spans`` batch: those the process died holding);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
 Writes are grouped: records go to a writer thread that appends whatever is pending, up to
@@ -303,6 +306,7 @@ class Journal:
         repeated: (case id, repetition) -> result record, for repetitions 2 and up (held in
             memory: only ``--repeat`` runs have them).
         complete: True once an ``end`` record was written.
+        delivered_spans: Ids of the mutation spans Phoenix acknowledged (``delivered``).
     """
 
     def __init__(self, path: Path, header: RunHeader, size: int, window: int = WINDOW) -> None:
@@ -314,6 +318,7 @@ class Journal:
         self._latest: dict[str, int] = {}  # ack key -> offset of its latest result record
         self.complete = False
         self._spans: list[dict[str, Any]] = []
+        self.delivered_spans: set[str] = set()
         self._lock = threading.Lock()
         self._writer = _GroupWriter(path, size, window)
 
@@ -414,6 +419,8 @@ class Journal:
             self.complete = True
         elif kind == "spans":
             self._spans.append(record)
+        elif kind == "delivered":
+            self.delivered_spans.update(str(s) for s in record.get("span_ids") or ())
 
     def ack(self, what: str, case_id: str = "") -> dict[str, Any] | None:
         """The acknowledgement recorded for ``what`` (and ``case_id``), or None.
@@ -535,6 +542,18 @@ class Journal:
         self._append(record).result()
         with self._lock:
             self._spans.append(record)
+
+    def append_delivered(self, span_ids: Iterable[str]) -> None:
+        """Record that Phoenix accepted the mutation spans ``span_ids`` (durably)."""
+        ids = sorted(set(span_ids) - self.delivered_spans)
+        if ids:
+            self._append({"kind": "delivered", "span_ids": ids}).result()
+            with self._lock:
+                self.delivered_spans.update(ids)
+
+    def kept_spans(self) -> list[bytes]:
+        """Every span batch kept for Phoenix (sent since or not), as OTLP protobuf."""
+        return [base64.b64decode(record["otlp"]) for record in list(self._spans)]
 
     def unsent_spans(self) -> list[tuple[str, bytes, int]]:
         """Kept span batches not yet acknowledged (``ack`` of ``spans``): (key, OTLP, count)."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
@@ -30,7 +31,7 @@ from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader
 
 if TYPE_CHECKING:
-    from stateval.tracing import MutationSpan, Tracing
+    from stateval.tracing import MutationSpan, RecordedCall, Tracing
 
 __all__ = ["run_with_phoenix"]
 
@@ -135,15 +136,18 @@ async def run_with_phoenix(
         tracing = None
         resent = 0
         if sink.ready:
-            resent = await _send_kept_spans(journal, target)
             # The suite's project (phoenix.project, default: the suite name), as the run
             # recorded it: Phoenix lists it under Tracing, unlike the experiment's own
             # auto-named project; the experiment's runs link to their traces by trace id.
+            project = journal.header.project or suite.phoenix.project
+            resent = await _send_kept_spans(journal, target)
+            resent += await _recreate_lost_spans(suite, journal, target, project)
             tracing = configure_tracing(
-                journal.header.project or suite.phoenix.project,
+                project,
                 target.url,
                 api_key=target.api_key,
                 on_undelivered=journal.append_spans,
+                on_delivered=journal.append_delivered,
             )
             sink.flush_spans = functools.partial(asyncio.to_thread, tracing.force_flush)
             _trace_llm_calls(suite.mutator, tracing)
@@ -197,3 +201,74 @@ async def _send_kept_spans(journal: Journal, target: PhoenixTarget) -> int:
         await asyncio.to_thread(journal.append_ack, "spans", key, count=count)
         sent += count
     return sent
+
+
+_RECREATE_BATCH = 256
+
+
+async def _recreate_lost_spans(
+    suite: Suite, journal: Journal, target: PhoenixTarget, project: str
+) -> int:
+    """Re-create, from their journaled results, the mutation spans an earlier invocation never
+    exported (it was killed while its exporter held them: no ``delivered`` record and no kept
+    batch has them) and send them; the number delivered now. Spans keep their ids, so one
+    Phoenix got after all is stored once."""
+    from stateval.tracing import otlp_span_ids, recreated_mutation_spans, send_otlp
+
+    if not journal.results and not journal.repeated:
+        return 0
+    accounted = set(journal.delivered_spans)
+    for payload in journal.kept_spans():
+        accounted |= otlp_span_ids(payload)
+    records = [r for _, r in journal.results.read(list(journal.results)) if r is not None]
+    records += journal.repeated.values()
+    calls = [
+        call
+        for record in records
+        if record.get("span_id") not in accounted
+        and (call := _recorded_call(suite, journal.header, record)) is not None
+    ]
+    sent = 0
+    for start in range(0, len(calls), _RECREATE_BATCH):
+        batch = calls[start : start + _RECREATE_BATCH]
+        payload = recreated_mutation_spans(project, batch)
+        if not await asyncio.to_thread(send_otlp, target.url, payload, api_key=target.api_key):
+            break
+        await asyncio.to_thread(journal.append_delivered, [c.span_id for c in batch])
+        sent += len(batch)
+    return sent
+
+
+def _recorded_call(
+    suite: Suite, header: RunHeader, record: Mapping[str, Any]
+) -> RecordedCall | None:
+    """The mutator call a journaled result record describes (None without a span)."""
+    from stateval.tracing import RecordedCall
+
+    span_id, trace_id = record.get("span_id"), record.get("trace_id")
+    case = suite.case(str(record.get("case_id")))
+    if not isinstance(span_id, str) or not isinstance(trace_id, str) or case is None:
+        return None
+    try:
+        start = datetime.fromisoformat(str(record.get("started_at")))
+    except ValueError:
+        return None
+    start_ns = int(start.timestamp() * 1e9)
+    post = record.get("post_state")
+    output = (
+        post
+        if post is not None
+        else {"error": record.get("error"), "error_type": record.get("error_type")}
+    )
+    return RecordedCall(
+        trace_id=trace_id,
+        span_id=span_id,
+        case_id=case.id,
+        input=case.input,
+        pre_state=case.pre_state,
+        message_id=case.input.message_id,
+        output=output,
+        start_ns=start_ns,
+        end_ns=start_ns + int(float(record.get("time_used") or 0.0) * 1e9),
+        session_id=case_session_id(header, case),
+    )
