@@ -242,3 +242,60 @@ def test_spans_are_exported_to_phoenix_and_read_back(phoenix_url: str) -> None:
     assert isinstance(llm_attrs, dict)
     assert llm_attrs["llm.model_name"] == "scripted"
     assert llm_attrs["llm.token_count.total"] == 2
+
+
+def test_a_recreated_mutation_span_carries_the_live_ones_ids_and_attributes(
+    tracing: Tracing, exporter: InMemorySpanExporter
+) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from stateval.tracing import (
+        ATTR_RECREATED,
+        RecordedCall,
+        otlp_span_ids,
+        recreated_mutation_spans,
+    )
+
+    post = InterpretiveState.from_flat({"area": "north"})
+    with mutation_span(
+        tracing.tracer,
+        case_id="c1",
+        input={"prompt": "hi"},
+        pre_state={},
+        message_id="m1",
+        session_id="d1@run",
+    ) as span:
+        span.set_output(post)
+    (live,) = _finished(tracing, exporter)
+    call = RecordedCall(
+        trace_id=format(live.context.trace_id, "032x"),
+        span_id=format(live.context.span_id, "016x"),
+        case_id="c1",
+        input={"prompt": "hi"},
+        pre_state={},
+        message_id="m1",
+        output=post.to_dict(),
+        start_ns=live.start_time or 0,
+        end_ns=live.end_time or 0,
+        session_id="d1@run",
+    )
+    payload = recreated_mutation_spans("unit-project", [call])
+    assert otlp_span_ids(payload) == {call.span_id}
+    request = ExportTraceServiceRequest.FromString(payload)
+    (resource,) = request.resource_spans
+    (scope,) = resource.scope_spans
+    (span_pb,) = scope.spans
+    assert span_pb.name == SPAN_MUTATE
+    assert span_pb.trace_id.hex() == call.trace_id
+    assert (span_pb.start_time_unix_nano, span_pb.end_time_unix_nano) == (
+        live.start_time,
+        live.end_time,
+    )
+    attributes = {a.key: a.value for a in span_pb.attributes}
+    for key, value in (live.attributes or {}).items():
+        assert attributes[key].string_value == value, key  # what the live span said, as said
+    assert attributes[ATTR_RECREATED].bool_value is True
+    project = {a.key: a.value.string_value for a in resource.resource.attributes}
+    assert project["openinference.project.name"] == "unit-project"
