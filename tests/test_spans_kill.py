@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from stateval.cli._common import EXIT_PASS
+from stateval.errors import JournalError
 from stateval.run import Journal
 
 pytestmark = pytest.mark.phoenix
@@ -83,6 +84,15 @@ def _stateval(project: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def _journaled(home: Path) -> int:
+    """How many case results the run under ``home`` has journaled (0 before its journal
+    exists: the run folder is made before the journal's header is written)."""
+    try:
+        return len(Journal.open(home).results)
+    except JournalError:
+        return 0
+
+
 def _mutation_spans(url: str, project: str, want: set[str]) -> dict[str, dict[str, Any]]:
     """Span id -> span, for the project's mutation spans (waits for ``want`` to arrive)."""
     found: dict[str, dict[str, Any]] = {}
@@ -110,7 +120,7 @@ def test_spans_held_by_a_killed_run_are_recreated_on_resume(
     home = project / "home"
     try:
         for _ in range(2400):
-            if (home / "runs").exists() and len(Journal.open(home).results) == CASES:
+            if _journaled(home) == CASES:
                 break
             assert child.poll() is None, child.communicate()
             time.sleep(0.05)
