@@ -101,6 +101,9 @@ class Scoring:
     _scored_slots: tuple[str, ...] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _services: Mapping[str, str | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_suite(cls, suite: Suite) -> Scoring:
@@ -133,7 +136,11 @@ class Scoring:
         slots = self.scored_slots
         if slots is None or self.schema is None or self.services_key is None:
             return slots
-        return slots_in_play(slots, self.schema.services_of, metadata, self.services_key)
+        services = self._services
+        if services is None:  # slot -> service, made once per scoring
+            services = self.schema.services_of
+            object.__setattr__(self, "_services", services)
+        return slots_in_play(slots, services, metadata, self.services_key)
 
     def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
         """The case's metric outcomes from its one comparison."""
