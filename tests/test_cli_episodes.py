@@ -139,3 +139,21 @@ def test_validate_counts_the_episodes(project: Path) -> None:
     result = CliRunner().invoke(app, ["validate", "suite.yaml"])
     assert result.exit_code == 0, result.output
     assert "ok (5 cases, 2 episodes, mutator python:episode_turns:track)" in result.stdout
+
+
+def test_free_running_a_suite_without_episodes_is_one_clear_line(project: Path) -> None:
+    path = project / "plain.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "mutator": {"type": "python", "callable": "episode_turns:track", "path": "."},
+                "cases": {"inline": episode_cases()},
+            }
+        )
+    )
+    result = CliRunner().invoke(
+        app, ["run", "plain.yaml", "--no-phoenix", "--mode", "free_running"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "free-running mode needs episodes" in result.output
+    assert "Traceback" not in result.output

@@ -6,10 +6,13 @@ resume in the middle of episodes, rescore."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from episodes_fixture import episode_cases, episode_suite, track
 from stateval import (
@@ -327,3 +330,34 @@ def test_shards_hold_whole_episodes_and_each_mode_its_own_shared_run(tmp_path: P
     forced = start_journal(home, suite, shard=Shard(1, 2), mode="teacher_forced").header
     assert forced.shared_run != planned[0].shared_run
     assert planned[0].shared_run == planned[1].shared_run
+
+
+steps = st.lists(
+    st.tuples(st.sampled_from(["set", "wrong"]), st.sampled_from(["area", "day", "price"])),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(steps, min_size=1, max_size=3))
+def test_both_modes_agree_until_an_episode_first_goes_wrong(
+    episodes: list[list[tuple[str, str]]],
+) -> None:
+    turns = {
+        f"e{i}": [(f"{verb} {key}=v{t}", {key: f"v{t}"}) for t, (verb, key) in enumerate(ep)]
+        for i, ep in enumerate(episodes)
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        suite = episode_suite(Path(folder), episode_cases(turns))
+        scored: dict[str, dict[str, EpisodeScore]] = {}
+        for mode in ("teacher_forced", "free_running"):
+            sink = Collect()
+            _run(suite, Path(folder) / "home", sink, mode=mode)
+            scored[mode] = sink.episodes
+    forced, free = scored["teacher_forced"], scored["free_running"]
+    assert sorted(forced) == sorted(free) == sorted(turns)
+    for episode in turns:
+        a, b = forced[episode], free[episode]
+        assert (a.success, a.first_divergence_turn) == (b.success, b.first_divergence_turn)
+        assert b.accuracy <= a.accuracy  # a turn right free-running is right teacher-forced
