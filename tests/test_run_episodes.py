@@ -178,10 +178,15 @@ def test_the_journal_records_the_pre_state_each_free_running_turn_was_given(
     assert pre is not None
     assert pre.best("area").value == "htuos"  # type: ignore[union-attr]
     assert CaseResult.from_dict(journal.results["d2:0"]).pre_state is None  # its own
-    # delta scores are taken against the pre-state used: the carried error is not a change
+    # delta scores are taken against the pre-state used: from the carried "htuos", the area had
+    # to change to "south" too, and did not (against the gold pre-state only the price changes)
     score = next(s for s in outcome.summary.cases if s.case_id == "d2:1")
     changed = score.evaluation("changed_fields_accuracy")
     assert changed is not None
+    assert changed.score == 0.5
+    rescored = rescore(suite, journal)
+    again = next(s for s in rescored.cases if s.case_id == "d2:1")
+    assert again.evaluation("changed_fields_accuracy") == changed
 
 
 @pytest.mark.parametrize(
