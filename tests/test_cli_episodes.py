@@ -68,6 +68,8 @@ def test_run_both_modes_shows_them_side_by_side_in_every_report(project: Path) -
             "r.json",
             "--markdown",
             "r.md",
+            "--report-html",
+            "r.html",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -86,6 +88,9 @@ def test_run_both_modes_shows_them_side_by_side_in_every_report(project: Path) -
     markdown = (project / "r.md").read_text()
     assert "**Teacher-forced vs free-running**" in markdown
     assert "| episode success | 50.0% | 50.0% |" in markdown
+    html = (project / "r.html").read_text()
+    assert '<section id="episodes"><h2>Episodes</h2>' in html
+    assert "<th>teacher-forced</th><th>free-running</th>" in html
 
 
 def test_episode_thresholds_gate_the_exit_code(project: Path) -> None:

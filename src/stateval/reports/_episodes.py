@@ -11,11 +11,18 @@ from rich.table import Table
 
 from stateval.run import RunSummary, TrajectorySummary
 
-__all__ = ["markdown_episodes", "print_episodes"]
+__all__ = [
+    "MODE_NAMES",
+    "episode_rows",
+    "markdown_episodes",
+    "mode_rows",
+    "print_episodes",
+    "turn_curve",
+]
 
 _TURNS_SHOWN = 30
 _FIELDS_SHOWN = 10
-_MODE_NAMES = {"teacher_forced": "teacher-forced", "free_running": "free-running"}
+MODE_NAMES = {"teacher_forced": "teacher-forced", "free_running": "free-running"}
 
 
 def _pct(value: float | None) -> str:
@@ -23,7 +30,7 @@ def _pct(value: float | None) -> str:
 
 
 def _mode(mode: str | None) -> str:
-    return _MODE_NAMES.get(mode or "", mode or "n/a")
+    return MODE_NAMES.get(mode or "", mode or "n/a")
 
 
 def _divergence(episodes: TrajectorySummary) -> str:
@@ -33,7 +40,8 @@ def _divergence(episodes: TrajectorySummary) -> str:
     return ", ".join(f"turn {t}: {n}" for t, n in sorted(episodes.first_divergence.items()))
 
 
-def _headline(episodes: TrajectorySummary) -> list[tuple[str, str]]:
+def episode_rows(episodes: TrajectorySummary) -> list[tuple[str, str]]:
+    """The episode figures as (label, value) rows."""
     return [
         ("episodes", f"{episodes.n_episodes} ({_mode(episodes.mode)})"),
         ("episode success", f"{_pct(episodes.episode_success)} ({episodes.n_success})"),
@@ -69,13 +77,13 @@ _MODE_ROWS: tuple[tuple[str, Callable[[RunSummary], str]], ...] = (
 )
 
 
-def _side_by_side(summary: RunSummary) -> list[tuple[str, list[str]]]:
+def mode_rows(summary: RunSummary) -> list[tuple[str, list[str]]]:
     """Rows of the modes table: a label and one cell per mode."""
     runs = summary.side_by_side()
     return [(label, [cell(r) for r in runs]) for label, cell in _MODE_ROWS]
 
 
-def _curve(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
+def turn_curve(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
     """The per-turn curve: columns and rows (one per turn index, each mode's JGA)."""
     runs = summary.side_by_side()
     points = [{p.turn: p for p in (r.episodes.turns if r.episodes else ())} for r in runs]
@@ -112,7 +120,7 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    for label, value in _headline(episodes):
+    for label, value in episode_rows(episodes):
         table.add_row(label, value)
     console.print(table)
     if summary.compared is not None:
@@ -120,10 +128,10 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
         modes.add_column("")
         for run in summary.side_by_side():
             modes.add_column(_mode(run.mode), justify="right")
-        for label, cells in _side_by_side(summary):
+        for label, cells in mode_rows(summary):
             modes.add_row(label, *cells)
         console.print(modes)
-    columns, rows = _curve(summary)
+    columns, rows = turn_curve(summary)
     curve = Table(title="by turn index", title_justify="left", show_edge=False)
     for i, name in enumerate(columns):
         curve.add_column(name, justify="left" if i == 0 else "right")
@@ -148,7 +156,7 @@ def markdown_episodes(summary: RunSummary) -> list[str]:
     if episodes is None:
         return []
     lines = ["", "**Episodes**", "", "| metric | value |", "|---|---:|"]
-    lines += [f"| {label} | {value} |" for label, value in _headline(episodes)]
+    lines += [f"| {label} | {value} |" for label, value in episode_rows(episodes)]
     if summary.compared is not None:
         runs = summary.side_by_side()
         lines += [
@@ -158,10 +166,8 @@ def markdown_episodes(summary: RunSummary) -> list[str]:
             "| | " + " | ".join(_mode(r.mode) for r in runs) + " |",
             "|---|" + "---:|" * len(runs),
         ]
-        lines += [
-            f"| {label} | " + " | ".join(cells) + " |" for label, cells in _side_by_side(summary)
-        ]
-    columns, curve = _curve(summary)
+        lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in mode_rows(summary)]
+    columns, curve = turn_curve(summary)
     lines += [
         "",
         "<details><summary>By turn index</summary>",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stateval.calibration import AgreementReport, Calibration, CalibrationReport
 from stateval.reports._charts import field_accuracy_chart, reliability_chart, triage_chart
+from stateval.reports._episodes import MODE_NAMES, episode_rows, mode_rows, turn_curve
 from stateval.run import RunSummary
 
 __all__ = ["HtmlSection", "html_report", "write_html_report"]
@@ -300,6 +301,17 @@ def _failing(summary: RunSummary, max_cases: int) -> str:
     return _table(("case", "what went wrong", "trace id"), rows) + note
 
 
+def _episodes(summary: RunSummary) -> str:
+    """The episode figures, both modes side by side when two were run, the per-turn curve."""
+    assert summary.episodes is not None
+    out = _table(("episodes", ""), episode_rows(summary.episodes))
+    if summary.compared is not None:
+        modes = [MODE_NAMES.get(str(r.mode), str(r.mode)) for r in summary.side_by_side()]
+        out += _table(("", *modes), ((label, *cells) for label, cells in mode_rows(summary)))
+    columns, rows = turn_curve(summary)
+    return out + _table(columns, rows)
+
+
 def html_report(
     summary: RunSummary,
     *,
@@ -328,6 +340,7 @@ def html_report(
             "Judge agreement with humans",
             _agreement(summary.agreement, summary.experiment_url),
         ),
+        *((("episodes", "Episodes", _episodes(summary)),) if summary.episodes else ()),
         *((s.id, s.title, s.body) for s in sections),
         ("failing-cases", "Failing cases", _failing(summary, max_cases)),
     ]
