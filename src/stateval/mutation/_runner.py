@@ -212,12 +212,15 @@ class _Mutation:
         return {r.case_id: r for r in done}
 
     def summarize(self, scores: dict[str, CaseScore], run_id: str) -> RunSummary:
+        # With episodes, the summary carries their trajectory metrics (teacher-forced: every
+        # turn ran from its gold pre-state), so episode thresholds take part in the verdict.
         return summarize(
             scores.values(),
             self.scoring,
             cases=self.cases,
             suite_name=self.suite.name,
             run_id=run_id,
+            episodes=self.suite.episodes,
         )
 
     async def grade(

@@ -246,7 +246,25 @@ def suggest(
     scoring: Scoring,
     changes: FieldChanges,
 ) -> str:
-    """One line: what to add to the suite so that this surviving mutant is killed."""
+    """One line: what to add to the suite so that this surviving mutant is killed (and, when
+    it breaks episodes the baseline gets right, the ``episode_success`` minimum that would)."""
+    line = _suggestion(base, mutant, scoring, changes)
+    before = None if base.episodes is None else base.episodes.episode_success
+    after = None if mutant.episodes is None else mutant.episodes.episode_success
+    if before is not None and after is not None and after < before:
+        current = scoring.thresholds.episode_success
+        line += (
+            f"; or, over whole episodes, {_aggregate('episode_success', before, after, current)}"
+        )
+    return line
+
+
+def _suggestion(
+    base: RunSummary,
+    mutant: RunSummary,
+    scoring: Scoring,
+    changes: FieldChanges,
+) -> str:
     base_rows = {r.path: r for r in base.fields}
     dropped = sorted(
         (
