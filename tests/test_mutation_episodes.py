@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from episodes_fixture import episode_cases, episode_suite
+from episodes_fixture import episode_cases, episode_suite, track
+from stateval import InterpretiveState, StructuredInput
 from stateval.mutation import MutantResult, MutationConfig, MutationReport, run_mutation
 
 # d1 moves its area from north to south, then adds a day; d2 never touches the area.
@@ -82,3 +83,65 @@ async def test_without_episodes_the_operator_makes_no_mutants(tmp_path: Path) ->
     )
     report = await run_mutation(plain, MutationConfig(operators=["stale_in_episode"], probes=[]))
     assert report.results == ()
+
+
+class _Counting:
+    """The fixture's tracker, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        self.calls += 1
+        return track(state, input)
+
+
+async def test_free_running_carries_a_dropped_update_into_the_turns_after_it(
+    tmp_path: Path,
+) -> None:
+    tracker = _Counting()
+    suite = episode_suite(
+        tmp_path,
+        episode_cases(TURNS),
+        mutator=tracker,
+        episodes={"mode": "free_running"},
+        thresholds={"max_error_rate": None, "episode_success": 0.9},
+    )
+    calls: list[tuple[str, int]] = []
+    report = await run_mutation(
+        suite,
+        MutationConfig(operators=["drop_field"], probes=[]),
+        on_mutant=lambda r: calls.append((r.mutant.description, tracker.calls)),
+    )
+    assert report.baseline.episodes is not None
+    assert report.baseline.episodes.mode == "free_running"
+    assert (report.mode, report.to_dict()["mode"]) == ("free_running", "free_running")
+    assert report.baseline_failures == ()
+    (drop_area,) = [r for r in report.results if "update to area" in r.mutant.description]
+    # Without its updates to area, d1 never has one: turns 0 and 1 lose theirs, and turn 2,
+    # which does not touch area, starts from the mutant's state without it (teacher-forced, it
+    # starts from the gold south and is right).
+    assert drop_area.changed_cases == ("d1:0", "d1:1", "d1:2")
+    assert drop_area.status == "killed"
+    assert drop_area.killed_by == ("threshold:episode_success",)
+    # The baseline called the tracker once per turn; a replay calls it only from the turn
+    # after its first change on (drop_field[area]: d1's turns 1 and 2).
+    after = [count for _, count in calls]
+    made = [b - a for a, b in zip([5, *after], after, strict=False)]
+    by_mutant = dict(zip([d for d, _ in calls], made, strict=True))
+    assert by_mutant[drop_area.mutant.description] == 2
+
+
+async def test_teacher_forced_mutation_of_the_same_suite_sees_only_the_turns_it_changed(
+    tmp_path: Path,
+) -> None:
+    suite = episode_suite(
+        tmp_path,
+        episode_cases(TURNS),
+        thresholds={"max_error_rate": None, "episode_success": 0.9},
+    )
+    report = await run_mutation(
+        suite, MutationConfig(operators=["drop_field"], probes=[], mode="teacher_forced")
+    )
+    (drop_area,) = [r for r in report.results if "update to area" in r.mutant.description]
+    assert drop_area.changed_cases == ("d1:0", "d1:1")

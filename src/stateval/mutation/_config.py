@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from stateval.mutation._evals import Eval
 from stateval.mutation._mutant import Operator
 from stateval.mutation._probes import Probe
+from stateval.suite import EpisodeMode
 
 __all__ = ["MutationConfig"]
 
@@ -27,6 +28,8 @@ class MutationConfig:
             would exceed it are skipped.
         max_mutants: Evaluate a seeded random sample of this many mutants.
         limit: Use only the suite's first ``limit`` cases.
+        mode: How the turns of a suite's episodes run, for the baseline and every mutant:
+            ``teacher_forced`` or ``free_running`` (default: the suite's ``episodes.mode``).
     """
 
     operators: Sequence[str | Operator] | str | None = None
@@ -37,3 +40,4 @@ class MutationConfig:
     max_calls: int | None = None
     max_mutants: int | None = None
     limit: int | None = None
+    mode: EpisodeMode | None = None

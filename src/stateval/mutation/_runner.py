@@ -3,24 +3,28 @@
 State mutants (output transforms of the suite's own mutator) are applied to the baseline's
 outputs, so they cost no mutator call and differ from the baseline only by what the operator
 changed; other mutants (prompt mutants) call their mutator on every case, which counts against
-``max_calls`` when it is an LLM. Only cases whose output changed are scored again.
+``max_calls`` when it is an LLM. Only cases whose output changed are scored again. A
+free-running suite's episodes run turn by turn from the state the turn before left
+(`stateval.mutation._free_running`): a state mutant calls the mutator again only for the turns
+after its first change.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stateval.errors import MutationError, PluginError
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, eval_name, is_llm_eval, run_eval
+from stateval.mutation._free_running import run_episodes
 from stateval.mutation._mutant import Mutant
 from stateval.mutation._plugins import PROBES, generate_mutants, resolve_operators
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
-from stateval.mutation._score import STATUSES, MutantResult, MutationScore, severity
+from stateval.mutation._report import MutationReport
+from stateval.mutation._score import MutantResult, severity
 from stateval.mutation._settings import suite_config
 from stateval.mutation._suggest import (
     ChangedCase,
@@ -44,117 +48,19 @@ from stateval.mutation._verdict import (
 )
 from stateval.mutators import Mutator, MutatorLike, as_mutator, bind_case
 from stateval.run import CaseResult, CaseScore, RunSummary, Scoring, score_case, summarize
+from stateval.state import InterpretiveState
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
-    from stateval.mutation._experiments import MutationExperiments
+    pass
 
 __all__ = ["MutationConfig", "MutationReport", "run_mutation", "run_probes"]
 
 _KILL_LINES = 10
 
 
-@dataclass(frozen=True, slots=True)
-class MutationReport:
-    """A mutation test of a suite: the baseline, every mutant's result, the probes.
-
-    Attributes:
-        suite_name: The suite.
-        seed: The seed used.
-        operators: The operators that ran, by name.
-        baseline: The baseline run's summary.
-        baseline_failures: Verdict elements the baseline already fails (they cannot kill).
-        results: Every mutant's result, in generation order.
-        probes: Every probe's result.
-        calls: Paid calls made (baseline included).
-        max_calls: The budget, if any.
-        phoenix: Where the baseline and mutants were logged in Phoenix, if they were
-            (`stateval.mutation.log_mutation`).
-        unwritten: Fields some case expects the mutator to change that its baseline output
-            never changes (the fields state mutants of them find nothing to degrade in: they
-            come out inert).
-    """
-
-    suite_name: str
-    seed: int
-    operators: tuple[str, ...]
-    baseline: RunSummary
-    baseline_failures: tuple[str, ...]
-    results: tuple[MutantResult, ...]
-    probes: tuple[ProbeResult, ...]
-    calls: int = 0
-    max_calls: int | None = None
-    phoenix: MutationExperiments | None = None
-    unwritten: tuple[str, ...] = ()
-
-    def count(self, status: str) -> int:
-        """How many mutants have ``status``."""
-        return sum(1 for r in self.results if r.status == status)
-
-    @property
-    def score(self) -> MutationScore:
-        """Killed over evaluated (killed, survived, equivalent and inert mutants)."""
-        killed = self.count("killed")
-        unseen = self.count("equivalent") + self.count("inert")
-        return MutationScore.of(killed, killed + self.count("survived") + unseen)
-
-    @property
-    def effective_score(self) -> MutationScore:
-        """Killed over the mutants the suite could observe (equivalent and inert ones left
-        out)."""
-        killed = self.count("killed")
-        return MutationScore.of(killed, killed + self.count("survived"))
-
-    @property
-    def equivalents(self) -> tuple[MutantResult, ...]:
-        """Mutants whose output changed where the suite cannot see it, in generation order."""
-        return tuple(r for r in self.results if r.status == "equivalent")
-
-    @property
-    def survivors(self) -> tuple[MutantResult, ...]:
-        """Surviving mutants, most severe first."""
-        order = {"high": 0, "medium": 1, "low": 2}
-        alive = [r for r in self.results if r.status == "survived"]
-        return tuple(sorted(alive, key=lambda r: (order.get(r.severity or "low", 3), r.id)))
-
-    def passes(self, fail_under: float | None) -> bool:
-        """True unless ``fail_under`` (a percentage) is set and the mutation score is below it."""
-        if fail_under is None:
-            return True
-        value = self.score.value
-        return value is not None and value * 100 >= fail_under
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report (``--report-json``)."""
-        mutants = [r.to_dict() for r in self.results]
-        if self.phoenix is not None:
-            for item in mutants:
-                item["experiment_url"] = self.phoenix.url_of(item["id"])
-        return {
-            "suite": self.suite_name,
-            "seed": self.seed,
-            "operators": list(self.operators),
-            "baseline": {
-                "passed": self.baseline.passed,
-                "failures": list(self.baseline_failures),
-                "n_cases": self.baseline.n_cases,
-                "overall_match_rate": self.baseline.overall_match_rate,
-                "accuracy": self.baseline.accuracy,
-                "joint_goal_accuracy": self.baseline.joint_goal_accuracy,
-                "slot_accuracy": self.baseline.slot_accuracy,
-                "thresholds": [t.to_dict() for t in self.baseline.thresholds],
-            },
-            "counts": {s: self.count(s) for s in STATUSES},
-            "score": self.score.to_dict(),
-            "effective_score": self.effective_score.to_dict(),
-            "calls": self.calls,
-            "max_calls": self.max_calls,
-            "survivors": [r.id for r in self.survivors],
-            "mutants": mutants,
-            "probes": [p.to_dict() for p in self.probes],
-            "phoenix": None if self.phoenix is None else self.phoenix.to_dict(),
-            "unwritten_fields": list(self.unwritten),
-        }
+class _OutOfCalls(Exception):
+    """The budget of paid calls ran out in the middle of a mutant's run."""
 
 
 class _Budget:
@@ -185,16 +91,36 @@ class _Mutation:
         self.cheap = tuple(e for e in self.evals if not is_llm_eval(e))
         self.paid = tuple(e for e in self.evals if is_llm_eval(e))
         self.budget = _Budget(config.max_calls)
+        episodes = suite.episodes
+        self.mode = config.mode or ("teacher_forced" if episodes is None else episodes.mode)
+        if self.mode == "free_running" and episodes is None:
+            raise MutationError(f"{suite.path}: free-running mode needs episodes ('episodes:')")
+        self.plan = {} if episodes is None else episodes.plan({c.id for c in cases})
+        self.on_error = "skip" if episodes is None else episodes.on_error
 
-    async def run_cases(self, mutator: Mutator) -> dict[str, CaseResult]:
+    async def run_cases(
+        self,
+        mutator: Mutator,
+        *,
+        transforms: Sequence[Any] = (),
+        base: dict[str, CaseResult] | None = None,
+        counted: bool = False,
+    ) -> dict[str, CaseResult]:
+        """Every case's result from ``mutator`` (its episodes turn by turn when free-running,
+        ``transforms`` applied and ``base`` reused there; ``counted``: each call is an LLM
+        call against the budget)."""
         evaluator = LLMEvaluator(self.scoring.policies)
         gate = asyncio.Semaphore(max(1, self.config.concurrency))
 
-        async def one(case: Case) -> CaseResult:
+        async def call(case: Case, pre: InterpretiveState) -> CaseResult:
+            if counted:
+                if not self.budget.allows(1):
+                    raise _OutOfCalls
+                self.budget.used += 1
             async with gate:
                 context = EvaluationContext(
                     bind_case(mutator, case.id, case.actual_post_state),
-                    case.pre_state,
+                    pre,
                     case.expected_post_state,
                     case.input,
                 )
@@ -208,12 +134,22 @@ class _Mutation:
                 raw_output=r.raw_output,
             )
 
-        done = await asyncio.gather(*(one(c) for c in self.cases))
+        if self.mode == "free_running":
+            return await run_episodes(
+                self.cases,
+                self.plan,
+                call,
+                on_error=self.on_error,
+                concurrency=self.config.concurrency,
+                transforms=transforms,
+                base=base,
+            )
+        done = await asyncio.gather(*(call(c, c.pre_state) for c in self.cases))
         return {r.case_id: r for r in done}
 
     def summarize(self, scores: dict[str, CaseScore], run_id: str) -> RunSummary:
-        # With episodes, the summary carries their trajectory metrics (teacher-forced: every
-        # turn ran from its gold pre-state), so episode thresholds take part in the verdict.
+        # With episodes, the summary carries their trajectory metrics (in the run's mode), so
+        # the episode thresholds take part in the verdict.
         return summarize(
             scores.values(),
             self.scoring,
@@ -221,6 +157,7 @@ class _Mutation:
             suite_name=self.suite.name,
             run_id=run_id,
             episodes=self.suite.episodes,
+            mode=self.mode,
         )
 
     async def grade(
@@ -253,7 +190,16 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
         return MutantResult(rid, mutant, "error", error="the mutant has no mutator to run")
     root, transforms = split_transforms(mutator)
     calls_before = job.budget.used
-    if root is job.mutator:
+    if root is job.mutator and job.mode == "free_running":
+        try:
+            results = await job.run_cases(
+                root, transforms=transforms, base=base.results, counted=is_llm_mutator(root)
+            )
+        except _OutOfCalls:
+            return MutantResult(
+                rid, mutant, "skipped", error="--max-calls ran out replaying its episodes"
+            )
+    elif root is job.mutator:
         results = transformed(base.results, job.cases, transforms)
     else:
         cost = len(job.cases) if is_llm_mutator(mutator) else 0
@@ -444,6 +390,7 @@ async def run_mutation(
         calls=job.budget.used,
         max_calls=config.max_calls,
         unwritten=_unwritten(system, cases, results),
+        mode=job.mode,
     )
 
 

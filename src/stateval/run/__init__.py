@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stateval.run._episodes import EpisodeScore
+from stateval.run._episodes import SKIPPED, EpisodeScore
 from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._outcome import (
@@ -48,6 +48,7 @@ from stateval.run._trajectory import FieldTrajectory, TrajectorySummary, TurnPoi
 
 __all__ = [
     "ENV_HOME",
+    "SKIPPED",
     "AllSinks",
     "CaseResult",
     "CaseScore",
