@@ -145,3 +145,50 @@ async def test_teacher_forced_mutation_of_the_same_suite_sees_only_the_turns_it_
     )
     (drop_area,) = [r for r in report.results if "update to area" in r.mutant.description]
     assert drop_area.changed_cases == ("d1:0", "d1:1")
+
+
+TRACKER = """
+from stateval import ValueConfidence
+
+
+def track(state, input):
+    out = state.copy()
+    key, _, value = input.prompt.removeprefix("set ").partition("=")
+    out.set_value(key, ValueConfidence(value, 1.0))
+    return out
+"""
+
+
+def test_stateval_mutate_runs_the_episodes_in_the_mode_asked_for(tmp_path: Path) -> None:
+    import json
+
+    import typer
+    import yaml
+    from typer.testing import CliRunner
+
+    from stateval.cli import mutate
+
+    (tmp_path / "episodes_tracker_mod.py").write_text(TRACKER)
+    suite = {
+        "mutator": {"type": "python", "callable": "episodes_tracker_mod:track", "path": "."},
+        "cases": {"inline": episode_cases(TURNS)},
+        "episodes": {"by": "metadata.dialogue_id", "order": "metadata.turn_index"},
+        "thresholds": {"episode_success": 0.9},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    cli = typer.Typer()
+    cli.command()(mutate)
+    cli.command()(lambda: None)  # a second command, so "mutate" is a sub-command
+    runner = CliRunner()
+    out = tmp_path / "report.json"
+    args = ["mutate", str(tmp_path / "suite.yaml"), "--operators", "drop_field"]
+    done = runner.invoke(cli, [*args, "--mode", "free_running", "--report-json", str(out)])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.read_text())
+    assert report["mode"] == "free_running"
+    (area,) = [m for m in report["mutants"] if "update to area" in m["description"]]
+    assert area["changed_cases"] == ["d1:0", "d1:1", "d1:2"]
+    bad = runner.invoke(cli, [*args, "--mode", "sideways"])
+    assert bad.exit_code != 0
+    assert "--mode 'sideways': expected teacher_forced or free_running" in bad.output
+    assert "Traceback" not in bad.output

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from stateval.mutation import MutantResult, MutationReport
     from stateval.run import PhoenixTarget
+    from stateval.suite import EpisodeMode
 
 __all__ = ["mutate"]
 
@@ -105,6 +106,15 @@ def mutate(
             "--phoenix-all", help="Log killed and equivalent mutants too, not only survivors."
         ),
     ] = False,
+    episode_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            metavar="MODE",
+            help="How the suite's episodes run, for the baseline and every mutant: "
+            "teacher_forced or free_running (default: the suite's episodes.mode).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Mutation-test a suite: would it notice if the mutator got worse?"""
@@ -119,6 +129,7 @@ def mutate(
             max_calls=max_calls,
             max_mutants=max_mutants,
             limit=limit,
+            mode=_mode(episode_mode),
             eval_specs=eval_specs or None,
             junit=junit,
             report_json=report_json,
@@ -130,6 +141,19 @@ def mutate(
 
     print_mutation_report(report, report_console(), fail_under=gate)
     raise typer.Exit(EXIT_PASS if report.passes(gate) else EXIT_BELOW_THRESHOLD)
+
+
+def _mode(value: str | None) -> EpisodeMode | None:
+    """``--mode`` checked: None, ``teacher_forced`` or ``free_running``."""
+    from stateval.errors import UsageError
+
+    if value is None:
+        return None
+    if value == "teacher_forced":
+        return "teacher_forced"
+    if value == "free_running":
+        return "free_running"
+    raise UsageError(f"--mode {value!r}: expected teacher_forced or free_running")
 
 
 def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
@@ -155,6 +179,7 @@ def _run(
     max_calls: int | None,
     max_mutants: int | None,
     limit: int | None,
+    mode: EpisodeMode | None,
     eval_specs: Sequence[str] | None,
     junit: Path | None,
     report_json: Path | None,
@@ -188,6 +213,7 @@ def _run(
         max_calls=max_calls,
         max_mutants=max_mutants,
         limit=limit,
+        mode=mode,
     )
     target = _phoenix_target(phoenix_url) if phoenix else None
     err = Console(stderr=True)

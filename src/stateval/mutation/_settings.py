@@ -17,7 +17,7 @@ from stateval.mutation._evals import Eval
 from stateval.mutation._mutant import Operator
 from stateval.mutation._plugins import EVALS, OPERATORS, load_plugins, resolve_operators
 from stateval.mutators import load_callable
-from stateval.suite import Suite
+from stateval.suite import EpisodeMode, Suite
 
 __all__ = ["resolve_eval", "suite_config", "suite_fail_under"]
 
@@ -93,6 +93,7 @@ def suite_config(
     max_calls: int | None = None,
     max_mutants: int | None = None,
     limit: int | None = None,
+    mode: EpisodeMode | None = None,
 ) -> MutationConfig:
     """The `MutationConfig` of ``suite``'s ``mutation:`` section, with every argument that is
     not None taking the place of the suite's value (``evals`` replaces the suite's list).
@@ -128,6 +129,7 @@ def suite_config(
         max_calls=max_calls,
         max_mutants=max_mutants,
         limit=limit,
+        mode=mode,
     )
 
 
