@@ -6,13 +6,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import Journal, PhoenixTarget, UploadStatus, run_suite, start_journal
+from stateval.run import (
+    Journal,
+    PhoenixTarget,
+    UploadStatus,
+    rescore_to_phoenix,
+    run_suite,
+    start_journal,
+)
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
 from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation
@@ -80,6 +88,7 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     project = f"bookings-{uuid.uuid4().hex[:8]}"
     suite = _suite(tmp_path, project)
     journal = start_journal(tmp_path / ".stateval", suite, phoenix_url=phoenix_url)
+    target = PhoenixTarget(phoenix_url)
     status = _run(suite, journal, phoenix_url)
     assert (status.episodes, status.session_annotations) == (2, 6)
     run_id = journal.header.run_id
@@ -129,6 +138,18 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     again = _run(suite, Journal.open(tmp_path / ".stateval", run_id), phoenix_url)
     assert (again.episodes, again.session_annotations) == (0, 0)
     assert len(asyncio.run(read_back())[1]) == 6
+
+    # A rescoring annotates the same sessions under its own experiment, beside the original.
+    rescored = asyncio.run(
+        rescore_to_phoenix(suite, Journal.open(tmp_path / ".stateval", run_id), target)
+    )
+    assert rescored.upload is not None
+    assert (rescored.upload.error, rescored.upload.episodes) == (None, 2)
+    notes = asyncio.run(read_back())[1]
+    by_experiment = Counter(n.identifier for n in notes)
+    assert len(by_experiment) == 2
+    assert set(by_experiment.values()) == {6}
+    assert experiment["experiment_id"] in by_experiment
 
     # Phoenix's own Sessions page for the project lists both episodes with their annotations.
     want = [*sessions.values(), "episode_success", "first_divergence_turn", "episode_accuracy"]
