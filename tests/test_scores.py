@@ -178,6 +178,28 @@ def test_the_three_paths_agree_on_random_states(
     _assert_same(case, actual, rules, slots)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(states(), states(), states(), UNJUDGED_POLICIES, st.booleans())
+def test_a_case_score_reads_its_accuracy_as_its_state_accuracy_evaluation(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    rules: FieldPolicies,
+    failed: bool,
+) -> None:
+    # The run counts `accuracy` without making any evaluation; it must be the evaluation's score
+    # (the empty turn's 1.0, a failed mutator's 0.0 included).
+    case = Case("c", pre, StructuredInput("p", "m1"), expected)
+    if failed:
+        result = CaseResult("c", None, "boom", "RuntimeError", 0.0)
+    else:
+        result = CaseResult("c", actual, None, None, 0.0)
+    counted = score_case(case, result, Scoring(rules)).accuracy
+    evaluated = score_case(case, result, Scoring(rules)).evaluation("state_accuracy")
+    assert evaluated is not None
+    assert counted == evaluated.score
+
+
 def test_the_empty_turn_scores_one_everywhere() -> None:
     empty = InterpretiveState()
     case = Case("c", empty, StructuredInput("p", "m1"), empty)

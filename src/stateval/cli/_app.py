@@ -342,8 +342,10 @@ def run(
                 replace(summary, compared=compared), report_json, junit, markdown, report_html
             ),
         )
-        cand = after_run(suite, outcome, report_json)
         gate_failed = False
+        if base_run is not None or journal.header.repetitions > 1:
+            # Scores every case again: only for the gate and --repeat's stability table.
+            cand = after_run(suite, outcome, report_json)
         if base_run is not None:
             gate_failed = gate_after_run(
                 cand,

@@ -227,9 +227,12 @@ class CaseScore:
             function returning them.
         checks: The check evaluations (so `failed_checks` needs no other evaluation); taken
             from ``evaluations`` when omitted.
+        accuracy: The ``state_accuracy`` score (so `accuracy` needs no other evaluation);
+            taken from ``evaluations`` when omitted.
     """
 
     __slots__ = (
+        "_accuracy",
         "_checks",
         "_evaluations",
         "_make",
@@ -246,6 +249,7 @@ class CaseScore:
         comparison: StateComparison,
         evaluations: Sequence[Evaluation] | Callable[[], Sequence[Evaluation]],
         checks: Sequence[Evaluation] | None = None,
+        accuracy: float | None = None,
     ) -> None:
         self.case_id = case_id
         self.result = result
@@ -257,6 +261,7 @@ class CaseScore:
         else:
             self._evaluations = tuple(evaluations)
         self._checks = None if checks is None else tuple(checks)
+        self._accuracy = accuracy
         self._metrics: tuple[object, CaseMetrics] | None = None
 
     def metrics_under(self, scoring: _MetricScoring, case: Case) -> CaseMetrics:
@@ -293,6 +298,8 @@ class CaseScore:
     def accuracy(self) -> float:
         """The case's ``state_accuracy`` evaluation (0.0 when the mutator failed; 1.0 on the
         empty turn, see `stateval.compare.view_accuracy`)."""
+        if self._accuracy is not None:
+            return self._accuracy
         found = self.evaluation("state_accuracy")
         return found.score if found is not None else 0.0
 

@@ -25,6 +25,7 @@ from stateval.compare import (
     compare_states,
     score_comparison,
     slots_in_play,
+    view_accuracy,
 )
 from stateval.errors import StatevalError
 from stateval.run._judging import apply_judgements, evaluation, judge_errors
@@ -200,7 +201,10 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         evaluations.extend(checks)
         return evaluations
 
-    return CaseScore(case.id, result, comparison, evaluate, checks)
+    accuracy = view_accuracy(comparison) if ok else 0.0
+    return CaseScore(
+        case.id, result, comparison, evaluate, checks, 1.0 if accuracy is None else accuracy
+    )
 
 
 def _checks(
@@ -212,10 +216,9 @@ def _checks(
 ) -> list[Evaluation]:
     out: list[Evaluation] = []
     names: set[str] = set()
-    compared = [f.path for f in comparison.fields]
     for pattern, criteria in scoring.checks.items():
         if _GLOB.intersection(pattern):
-            paths = [p for p in compared if fnmatchcase(p, pattern)]
+            paths = [p for p in comparison.paths if fnmatchcase(p, pattern)]
         else:
             paths = [pattern]
         for path in paths:
