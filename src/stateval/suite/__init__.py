@@ -1,4 +1,5 @@
-"""Suite files: models (``_models.py``), cases streamed from their files (``_cases.py``),
+"""Suite files: models (``_models.py``), the `Case` (``_case.py``), cases read from their files
+(``_cases.py``) and streamed from them (``_source.py``),
 ``${VAR}`` interpolation (``_env.py``), LLM mutator and judge settings (``_llm.py``), slot
 schemas and the policies they imply (``_slot_schema.py``), and the loader that ties them together
 (``_suite.py``).
@@ -9,6 +10,7 @@ A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schem
 
 from __future__ import annotations
 
+from stateval.suite._case import Case
 from stateval.suite._episodes import Episodes
 from stateval.suite._models import (
     CaseInputSpec,
@@ -32,7 +34,6 @@ from stateval.suite._models import (
 )
 from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError
 from stateval.suite._suite import (
-    Case,
     Cases,
     PhoenixNames,
     Suite,

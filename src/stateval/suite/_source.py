@@ -13,12 +13,10 @@ import hashlib
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import overload
 
 from stateval.errors import SuiteError
-
-if TYPE_CHECKING:
-    from stateval.suite._cases import Case
+from stateval.suite._case import Case
 
 __all__ = ["CaseHasher", "Cases", "FileCases", "MemoryCases"]
 
@@ -46,7 +44,7 @@ class CaseHasher:
         return sha.hexdigest()
 
 
-class Cases(Sequence["Case"]):
+class Cases(Sequence[Case]):
     """A suite's cases in file order: indexable, iterable, with lookup by id.
 
     Attributes:
@@ -113,7 +111,7 @@ class MemoryCases(Cases):
         return self._cases[index]
 
 
-CaseReader = Callable[[bytes], "Case"]
+CaseReader = Callable[[bytes], Case]
 """Builds one validated case from one line of its file."""
 
 

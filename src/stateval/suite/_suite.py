@@ -51,8 +51,8 @@ from stateval.mutators import (
     load_callable,
 )
 from stateval.state import InterpretiveState
+from stateval.suite._case import Case
 from stateval.suite._cases import (
-    Case,
     CaseFileRef,
     Loc,
     build_cases,
@@ -89,7 +89,6 @@ if TYPE_CHECKING:
     from stateval.phoenix import FieldJudge
 
 __all__ = [
-    "Case",
     "Cases",
     "PhoenixNames",
     "Suite",
