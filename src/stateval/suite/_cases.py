@@ -260,8 +260,10 @@ def read_case_file(
     problems: list[str],
     ref: CaseFileRef | None = None,
     episodes: EpisodeIndexer | None = None,
+    visit: Callable[[Case], None] | None = None,
 ) -> Cases:
-    """Read every case of a JSONL, JSON or CSV file, appending one line per problem.
+    """Read every case of a JSONL, JSON or CSV file, appending one line per problem; ``visit``
+    is called with each valid case as it is read (while no problem was found, for JSONL).
 
     With ``episodes``, each case's episode and turn are read and handed to the indexer.
 
@@ -283,7 +285,7 @@ def read_case_file(
         return MemoryCases(())
     if suffix == ".jsonl":
         try:
-            return _read_jsonl(path, label, fmt, confidence, problems, episodes)
+            return _read_jsonl(path, label, fmt, confidence, problems, episodes, visit)
         except OSError as exc:
             problems.append(whole(f"cannot read {written}: {exc.strerror or type(exc).__name__}"))
             return MemoryCases(())
@@ -300,7 +302,7 @@ def read_case_file(
         records = _json_records(text, label, problems)
     else:
         records = _csv_records(text, label, problems)
-    return MemoryCases(build_cases(records, label, fmt, confidence, problems, episodes))
+    return MemoryCases(build_cases(records, label, fmt, confidence, problems, episodes, visit))
 
 
 def _read_jsonl(
@@ -310,6 +312,7 @@ def _read_jsonl(
     confidence: float,
     problems: list[str],
     episodes: EpisodeIndexer | None = None,
+    visit: Callable[[Case], None] | None = None,
 ) -> Cases:
     """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
     ids: list[str] = []
@@ -338,6 +341,8 @@ def _read_jsonl(
                 hasher.add(case)
                 ids.append(case.id)
                 offsets.append(start)
+                if visit is not None:
+                    visit(case)
     if problems:
         return MemoryCases(())
 
@@ -370,15 +375,19 @@ def build_cases(
     confidence: float,
     problems: list[str],
     episodes: EpisodeIndexer | None = None,
+    visit: Callable[[Case], None] | None = None,
 ) -> list[Case]:
-    """Validate records as cases; duplicates and bad fields become problems. With
-    ``episodes``, each case's episode and turn are handed to the indexer."""
+    """Validate records as cases; duplicates and bad fields become problems; ``visit`` is
+    called with each valid case. With ``episodes``, each case's episode and turn are handed to
+    the indexer."""
     cases: list[Case] = []
     seen: dict[str, int | None] = {}
     for record in records:
         case = _build_record(record, label, fmt, confidence, problems, seen, episodes)
         if case is not None:
             cases.append(case)
+            if visit is not None:
+                visit(case)
     return cases
 
 

@@ -27,13 +27,11 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +50,7 @@ from stateval.mutators import (
 )
 from stateval.state import InterpretiveState
 from stateval.suite._case import Case
+from stateval.suite._case_audit import CaseAudit
 from stateval.suite._cases import (
     CaseFileRef,
     Loc,
@@ -96,10 +95,6 @@ __all__ = [
     "load_suite",
     "suite_json_schema",
 ]
-
-
-_GLOB = frozenset("*?[")
-_MAX_VALUE_PROBLEMS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,20 +281,26 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
             _load_cases(_cases_spec(data), data, text, base, label, problems, _episodes_spec(data))
         raise SuiteProblemsError(problems) from exc
     problems = []
-    cases, episodes = _load_cases(model.cases, data, text, base, label, problems, model.episodes)
+    slot_problems: list[str] = []
+    schema = _load_slots(model, base, label, line_locator(text), slot_problems)
+    slots = None if schema is None else schema.paths
+    policies = _policies(model, schema)
+    cases_label = label if model.cases.file is None else _label(base / model.cases.file)
+    audit = CaseAudit(model, schema, policies, cases_label)
+    cases, episodes = _load_cases(
+        model.cases, data, text, base, label, problems, model.episodes, audit.add
+    )
     _episode_threshold_problems(model, label, line_locator(text), problems)
     if not cases and not problems:
         problems.append(
             format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
         )
-    schema = _load_slots(model, base, label, line_locator(text), problems)
-    slots = None if schema is None else schema.paths
+    problems.extend(slot_problems)
     checks = _load_checks(model, label, line_locator(text), problems)
     if not problems:
-        _check_patterns(model, cases, slots or (), label, line_locator(text), problems)
-    if not problems and schema is not None:
-        cases_label = label if model.cases.file is None else _label(base / model.cases.file)
-        _check_possible_values(model, cases, schema, cases_label, problems)
+        problems.extend(audit.pattern_problems(slots or (), label, line_locator(text)))
+    if not problems:
+        problems.extend(audit.value_problems())
     for key in ("joint_goal_accuracy", "slot_accuracy"):
         if getattr(model.thresholds, key) is not None and model.slots is None:
             field = f"thresholds.{key}"
@@ -307,8 +308,8 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
             problems.append(
                 format_problem(label, where, None, field, "needs a slot schema ('slots')")
             )
-    policies = _policies(model, schema)
-    problems.extend(_human_problems(cases, policies, label))
+    if cases:  # a case file with problems has no cases to check
+        problems.extend(audit.human_problems(label))
     mutator: Mutator | None = None
     judge: FieldJudge | None = None
     description = _describe_spec(model)
@@ -367,93 +368,6 @@ def _policies(model: SuiteModel, schema: SlotSchema | None) -> FieldPolicies:
     return user if schema is None else schema.policies(user)
 
 
-def _check_possible_values(
-    model: SuiteModel,
-    cases: Sequence[Case],
-    schema: SlotSchema,
-    where: str,
-    problems: list[str],
-) -> None:
-    """An expected value of a categorical slot that is none of its possible values (after the
-    slot's normalisers) is a labelling mistake: one problem line each (the first 20)."""
-    policies = _policies(model, schema)
-    allowed: dict[str, dict[str, str]] = {}
-    for slot in schema.slots:
-        if slot.categorical and slot.possible_values:
-            policy = policies.for_path(slot.path)
-            allowed[slot.path] = {policy.canonical(v): v for v in slot.possible_values}
-    found = 0
-    for case in cases:
-        for path, values in allowed.items():
-            best = case.expected_post_state.best(path)
-            if best is None:
-                continue
-            items = best.value if isinstance(best.value, list) else [best.value]
-            policy = policies.for_path(path)
-            for item in items:
-                if isinstance(item, str) and policy.canonical(item) in values:
-                    continue
-                message = f"{item!r} is not one of the slot's possible values"
-                close = difflib.get_close_matches(str(item), list(values.values()), n=1)
-                if close:
-                    message += f" (did you mean {close[0]!r}?)"
-                found += 1
-                if found <= _MAX_VALUE_PROBLEMS:
-                    problems.append(format_problem(where, None, case.id, path, message))
-    if found > _MAX_VALUE_PROBLEMS:
-        problems.append(
-            format_problem(where, None, None, None, f"... and {found - _MAX_VALUE_PROBLEMS} more")
-        )
-
-
-def _check_patterns(
-    model: SuiteModel,
-    cases: Sequence[Case],
-    slots: Sequence[str],
-    label: str,
-    locate: Any,
-    problems: list[str],
-) -> None:
-    """A policy or field threshold whose path matches no slot and no expected field is a typo
-    that would silently fall back to another policy: one problem line each."""
-    known = set(slots)
-    for case in cases:
-        known.update(case.expected_post_state.paths())
-    for section, patterns in (
-        ("policies", model.policies),
-        ("thresholds.fields", model.thresholds.fields),
-    ):
-        for pattern in patterns:
-            if pattern == "*" or pattern in known:
-                continue
-            if _GLOB.intersection(pattern) and any(fnmatchcase(p, pattern) for p in known):
-                continue
-            message = "matches no slot and no expected field"
-            close = difflib.get_close_matches(pattern, sorted(known), n=1)
-            if close:
-                message += f" (did you mean {close[0]!r}?)"
-            loc = (*section.split("."), pattern)
-            problems.append(format_problem(label, locate(loc), None, loc, message))
-
-
-def _human_problems(cases: Sequence[Case], policies: FieldPolicies, label: str) -> list[str]:
-    """Human verdicts are on fields an LLM judges: a verdict on any other field is a problem."""
-    problems: list[str] = []
-    for case in cases:
-        for path in case.human:
-            if policies.for_path(path).judge is None:
-                problems.append(
-                    format_problem(
-                        label,
-                        None,
-                        case.id,
-                        f"human.{path}",
-                        "a human verdict on a field no LLM judges (its policy has no 'judge: llm')",
-                    )
-                )
-    return problems
-
-
 def _episodes_spec(data: Mapping[str, Any]) -> EpisodesSpec | None:
     try:
         found = data.get("episodes")
@@ -477,9 +391,11 @@ def _load_cases(
     label: str,
     problems: list[str],
     episodes: EpisodesSpec | None = None,
+    visit: Callable[[Case], None] | None = None,
 ) -> tuple[Cases, Episodes | None]:
     """The suite's cases (from its case file or inline) and, with ``episodes``, their episode
-    index, appending one line per problem."""
+    index, appending one line per problem; ``visit`` is called with each valid case as it is
+    read."""
     if spec is None:
         return MemoryCases(()), None
     indexer = None if episodes is None else EpisodeIndexer(episodes)
@@ -489,14 +405,14 @@ def _load_cases(
         where = _label(case_path)
         ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
         cases = read_case_file(
-            case_path, where, spec.format, spec.confidence, problems, ref, indexer
+            case_path, where, spec.format, spec.confidence, problems, ref, indexer, visit
         )
     else:
         where = label
         raw_items = data["cases"]["inline"]
         records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
         cases = MemoryCases(
-            build_cases(records, label, spec.format, spec.confidence, problems, indexer)
+            build_cases(records, label, spec.format, spec.confidence, problems, indexer, visit)
         )
     if indexer is None or problems:
         return cases, None

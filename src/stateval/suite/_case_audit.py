@@ -1,0 +1,133 @@
+"""The checks of a suite that need every case, made in the one pass that reads the cases.
+
+`load_suite` reads a JSONL case file once to validate it; `CaseAudit.add` is called with each
+valid case as it is read, so checking the suite's policies, slot values and human verdicts
+against its cases never reads the file again.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Any
+
+from stateval.compare import FieldPolicies
+from stateval.suite._case import Case
+from stateval.suite._cases import Locate, format_problem
+from stateval.suite._models import SuiteModel
+from stateval.suite._slot_schema import SlotSchema
+
+__all__ = ["CaseAudit"]
+
+_GLOB = frozenset("*?[")
+_MAX_VALUE_PROBLEMS = 20
+
+
+class CaseAudit:
+    """What a suite's settings must agree with in its cases, gathered one case at a time.
+
+    Args:
+        model: The suite file's settings.
+        schema: The slot schema, if any.
+        policies: The suite's field policies (the schema's included).
+        where: How problems name the case file (the suite file for inline cases).
+    """
+
+    def __init__(
+        self,
+        model: SuiteModel,
+        schema: SlotSchema | None,
+        policies: FieldPolicies,
+        where: str,
+    ) -> None:
+        self._model = model
+        self._policies = policies
+        self._where = where
+        self._known: set[str] = set()
+        self._human: list[tuple[str, str]] = []
+        self._values: list[str] = []
+        self._n_values = 0
+        self._allowed: dict[str, dict[str, str]] = {}
+        if schema is not None:
+            for slot in schema.slots:
+                if slot.categorical and slot.possible_values:
+                    policy = policies.for_path(slot.path)
+                    self._allowed[slot.path] = {
+                        policy.canonical(v): v for v in slot.possible_values
+                    }
+
+    def add(self, case: Case) -> None:
+        """Take one valid case into account."""
+        expected = case.expected_post_state
+        self._known.update(expected.paths())
+        for path in case.human:
+            if self._policies.for_path(path).judge is None:
+                self._human.append((case.id, path))
+        for path, values in self._allowed.items():
+            best = expected.best(path)
+            if best is not None:
+                self._check_values(case.id, path, best.value, values)
+
+    def _check_values(self, case_id: str, path: str, value: Any, values: Mapping[str, str]) -> None:
+        """An expected value of a categorical slot that is none of its possible values (after
+        the slot's normalisers) is a labelling mistake."""
+        policy = self._policies.for_path(path)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and policy.canonical(item) in values:
+                continue
+            self._n_values += 1
+            if self._n_values > _MAX_VALUE_PROBLEMS:
+                continue
+            message = f"{item!r} is not one of the slot's possible values"
+            close = difflib.get_close_matches(str(item), list(values.values()), n=1)
+            if close:
+                message += f" (did you mean {close[0]!r}?)"
+            self._values.append(format_problem(self._where, None, case_id, path, message))
+
+    def pattern_problems(self, slots: tuple[str, ...], label: str, locate: Locate) -> list[str]:
+        """A policy or field threshold whose path matches no slot and no expected field is a
+        typo that would silently fall back to another policy: one problem line each."""
+        known = self._known | set(slots)
+        problems = []
+        for section, patterns in (
+            ("policies", self._model.policies),
+            ("thresholds.fields", self._model.thresholds.fields),
+        ):
+            for pattern in patterns:
+                if pattern == "*" or pattern in known:
+                    continue
+                if _GLOB.intersection(pattern) and any(fnmatchcase(p, pattern) for p in known):
+                    continue
+                message = "matches no slot and no expected field"
+                close = difflib.get_close_matches(pattern, sorted(known), n=1)
+                if close:
+                    message += f" (did you mean {close[0]!r}?)"
+                loc = (*section.split("."), pattern)
+                problems.append(format_problem(label, locate(loc), None, loc, message))
+        return problems
+
+    def value_problems(self) -> list[str]:
+        """Expected values of categorical slots outside their possible values (the first 20,
+        then how many more)."""
+        more = self._n_values - _MAX_VALUE_PROBLEMS
+        if more > 0:
+            return [
+                *self._values,
+                format_problem(self._where, None, None, None, f"... and {more} more"),
+            ]
+        return list(self._values)
+
+    def human_problems(self, label: str) -> list[str]:
+        """Human verdicts are on fields an LLM judges: a verdict on any other field is a
+        problem."""
+        return [
+            format_problem(
+                label,
+                None,
+                case_id,
+                f"human.{path}",
+                "a human verdict on a field no LLM judges (its policy has no 'judge: llm')",
+            )
+            for case_id, path in self._human
+        ]
