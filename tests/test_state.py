@@ -229,6 +229,21 @@ def test_round_trip_and_copy_preserve_any_flat_state(
     assert state.to_flat() == values
 
 
+@given(
+    st.dictionaries(_paths, _json_scalars, max_size=8),
+    st.floats(0, 1),
+    st.none() | st.text(alphabet="abc", min_size=1),
+)
+def test_a_flat_state_writes_the_json_of_its_candidates(
+    values: dict[str, object], conf: float, message_id: str | None
+) -> None:
+    # written from the compact form: the same JSON as each candidate's, keys in the same order
+    state = InterpretiveState.from_flat(values, confidence=conf, message_id=message_id)
+    written = state.to_json()
+    candidates = {p: [vc.to_dict() for vc in state.candidates(p)] for p in state.paths()}
+    assert written == json.dumps({"fields": candidates})
+
+
 # -- values no file or server could store are refused (issue 11) ----------------------------
 
 

@@ -64,6 +64,13 @@ def test_an_unquoted_date_stays_a_string_and_aliases_within_limits_work(tmp_path
         ),
         ('{"id": "c1", "input": {"prompt": "\\ud800"}}', "unpaired surrogate"),
         ("[" * 100_000, "nests deeper than 100"),
+        (
+            '{"id": "c1", "input": {"prompt": "x"}, "expected_post_state": {"n": '
+            + "[" * 100
+            + "]" * 100
+            + "}}",
+            "nests deeper than 100",
+        ),
     ],
 )
 def test_a_hostile_case_line_is_a_problem_naming_its_line(
@@ -77,3 +84,12 @@ def test_a_hostile_case_line_is_a_problem_naming_its_line(
         load_suite(tmp_path / "suite.yaml", load_mutator=False)
     assert "cases.jsonl:2:" in str(caught.value)
     assert problem in str(caught.value)
+
+
+def test_a_case_line_with_a_raw_unpaired_surrogate_is_a_problem(tmp_path: Path) -> None:
+    # UTF-8 bytes of U+D800, which JSON reads through (no escape in the text)
+    line = b'{"id": "c1", "input": {"prompt": "\xed\xa0\x80"}}'
+    (tmp_path / "cases.jsonl").write_bytes(line + b"\n")
+    (tmp_path / "suite.yaml").write_text(_HEAD + "cases: {file: cases.jsonl}\n")
+    with pytest.raises(SuiteProblemsError, match=r"cases.jsonl:1:.*unpaired surrogate"):
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)

@@ -372,7 +372,13 @@ class InterpretiveState:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``{"fields": {path: [candidate, ...]}}``."""
-        return {"fields": {p: [vc.to_dict() for vc in c] for p, c in self._expand().items() if c}}
+        flat = self._flat
+        if flat is not None:  # written from the compact form, which stays compact
+            shared: dict[str, Any] = {"confidence": flat.confidence}
+            if flat.message_id is not None:
+                shared["message_id"] = flat.message_id
+            return {"fields": {p: [{"value": v, **shared}] for p, v in flat.values.items()}}
+        return {"fields": {p: [vc.to_dict() for vc in c] for p, c in self._fields.items() if c}}
 
     def to_json(self, **kwargs: Any) -> str:
         """`to_dict` as a JSON string."""

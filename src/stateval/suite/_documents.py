@@ -172,8 +172,22 @@ def parse_json(text: str | bytes) -> Any:
         raise DocumentError(f"invalid JSON: nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # an integer past Python's digit limit
         raise DocumentError(f"invalid JSON: {_first_clause(exc)}") from None
-    _check_value(value)
+    if not _plainly_within_limits(text):
+        _check_value(value)
     return value
+
+
+def _plainly_within_limits(text: str | bytes) -> bool:
+    """True when the JSON text alone shows that its value is within the limits: too few
+    brackets to nest past `MAX_DEPTH`, and no ``\\u`` escape or character that could make an
+    unpaired surrogate (plain ASCII bytes, which JSON reads as UTF-8)."""
+    if isinstance(text, bytes):
+        if not text.isascii() or b"\\u" in text or b"\x00" in text:
+            return False
+        return text.count(b"[") + text.count(b"{") <= MAX_DEPTH
+    if "\\u" in text or _SURROGATE.search(text):
+        return False
+    return text.count("[") + text.count("{") <= MAX_DEPTH
 
 
 def json_value_problem(value: Any) -> str | None:
