@@ -127,3 +127,25 @@ def test_loosening_a_policy_never_loses_matches(
     for f in loose.fields:
         if f.status is FieldStatus.MISMATCHED:
             assert f.value_matched is False
+
+
+FLAT_STATES = st.builds(
+    lambda values, confidence: InterpretiveState.from_flat(values, confidence=confidence),
+    st.dictionaries(PATHS, st.sampled_from(["x", "y"]) | VALUES, max_size=5),
+    CONFIDENCES,
+)
+STRICT = st.sampled_from([FieldPolicies(), FieldPolicies(default=MatchPolicy(confidence="ignore"))])
+
+
+@given(states() | FLAT_STATES, states() | FLAT_STATES, STRICT | field_policies())
+def test_value_outcomes_read_like_the_field_comparisons(
+    expected: InterpretiveState, actual: InterpretiveState, rules: FieldPolicies
+) -> None:
+    # calibration reads value_outcomes, which makes no FieldComparison of a strict field
+    fast = compare_states(expected, actual, rules).value_outcomes()
+    slow = [
+        (f.path, f.actual.confidence, f.status is not FieldStatus.EXTRA and bool(f.value_matched))
+        for f in compare_states(expected, actual, rules).fields
+        if f.actual is not None
+    ]
+    assert fast == slow

@@ -39,7 +39,7 @@ from stateval.calibration._metrics import (
     reliability_bins,
     triage,
 )
-from stateval.compare import FieldStatus, StateComparison
+from stateval.compare import StateComparison
 
 __all__ = [
     "OVERALL",
@@ -80,13 +80,7 @@ class CalibrationSample:
 def calibration_samples(comparison: StateComparison) -> list[CalibrationSample]:
     """The values of one compared state: matching and mismatched fields by the value half of
     their policy, extra fields as wrong; missing fields have no confidence and are left out."""
-    out: list[CalibrationSample] = []
-    for f in comparison.fields:
-        if f.actual is None:
-            continue
-        correct = f.status is not FieldStatus.EXTRA and bool(f.value_matched)
-        out.append(CalibrationSample(f.path, f.actual.confidence, correct))
-    return out
+    return [CalibrationSample(*outcome) for outcome in comparison.value_outcomes()]
 
 
 @dataclass(frozen=True, slots=True)

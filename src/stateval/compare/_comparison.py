@@ -189,7 +189,16 @@ class StateComparison:
         fields: The field comparisons, in order.
     """
 
-    __slots__ = ("_built", "_counts", "_decide", "_index", "_make", "_paths", "_statuses")
+    __slots__ = (
+        "_built",
+        "_confidence",
+        "_counts",
+        "_decide",
+        "_index",
+        "_make",
+        "_paths",
+        "_statuses",
+    )
 
     def __init__(self, fields: Iterable[FieldComparison] = ()) -> None:
         built = tuple(fields)
@@ -198,6 +207,7 @@ class StateComparison:
         self._statuses: tuple[FieldStatus, ...] = tuple(f.status for f in built)
         self._make: Callable[[int], FieldComparison] | None = None
         self._decide: Decide | None = None
+        self._confidence: Callable[[str], float] | None = None
         self._counts: tuple[int, int, int, int] | None = None
         self._index: dict[str, int] | None = None
 
@@ -206,15 +216,19 @@ class StateComparison:
         cls,
         decide: Decide,
         counts: tuple[int, int, int, int] | None = None,
+        confidence: Callable[[str], float] | None = None,
     ) -> StateComparison:
         """A comparison decided when first read.
 
         Args:
             decide: Returns the compared paths, their statuses, a function making the
                 ``i``-th path's `FieldComparison` (its status must be the ``i``-th status),
-                and the comparisons already made, by position.
+                and the comparisons already made, by position; a comparison it does not make
+                is of a strict policy (values equal, and confidences unless ignored).
             counts: ``(matching, mismatched, missing, extra)`` when already known; the
                 counts, `accuracy_score` and `overall_match` then need no decision.
+            confidence: The confidence of the actual state's best candidate of a path (so
+                `value_outcomes` needs no `FieldComparison` of a matching or extra field).
         """
         self = cls.__new__(cls)
         self._paths = self._statuses = ()
@@ -223,6 +237,7 @@ class StateComparison:
         self._decide = decide
         self._counts = counts
         self._index = None
+        self._confidence = confidence
         return self
 
     def _decided(self) -> tuple[tuple[str, ...], tuple[FieldStatus, ...]]:
@@ -263,6 +278,33 @@ class StateComparison:
         path, in order: what a caller needing only statuses reads without making any."""
         paths, statuses = self._decided()
         return list(zip(paths, statuses, self._built, strict=True))
+
+    def value_outcomes(self) -> list[tuple[str, float, bool]]:
+        """``(path, confidence, right)`` for each compared field the actual state holds, in
+        order: the confidence of its best candidate, and whether its value is right under the
+        value half of the field's policy (an extra field's never is).
+
+        Example:
+            >>> from stateval.state import InterpretiveState
+            >>> want = InterpretiveState.from_flat({"a": 1, "b": 2})
+            >>> got = InterpretiveState.from_flat({"a": 1, "c": 3}, confidence=0.5)
+            >>> compare_states(want, got).value_outcomes()
+            [('a', 0.5, True), ('c', 0.5, False)]
+        """
+        paths, statuses = self._decided()
+        confidence = self._confidence
+        out: list[tuple[str, float, bool]] = []
+        for i, (path, status) in enumerate(zip(paths, statuses, strict=True)):
+            if status is _MISSING:
+                continue
+            if confidence is not None and status is not _MISMATCHED and self._built[i] is None:
+                # a strict policy's matching field: its value is equal
+                out.append((path, confidence(path), status is _MATCHING))
+                continue
+            f = self._at(i)
+            assert f.actual is not None
+            out.append((path, f.actual.confidence, status is not _EXTRA and bool(f.value_matched)))
+        return out
 
     def status(self, path: str) -> FieldStatus | None:
         """The status of ``path``, or None when it was not compared."""
@@ -504,8 +546,23 @@ def compare_states(
         if mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence:
             same = sum(map(eq, e_values.values(), map(a_values.get, e_values)))
         counts = (same, common - same, len(e_values) - common, len(a_values) - common)
-        return StateComparison.deferred(decide, counts)
-    return StateComparison.deferred(decide)
+        return StateComparison.deferred(decide, counts, _confidence_of(actual))
+    return StateComparison.deferred(decide, confidence=_confidence_of(actual))
+
+
+def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:
+    """The confidence of a path's best candidate in ``state``."""
+    flat = state.flat_values
+    if flat is not None:
+        shared = flat.confidence
+        return lambda _path: shared
+
+    def confidence(path: str) -> float:
+        best = state.best(path)
+        assert best is not None
+        return best.confidence
+
+    return confidence
 
 
 def _decide(

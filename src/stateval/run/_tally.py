@@ -19,7 +19,6 @@ from stateval.calibration import (
     CalibrationReport,
     HumanVerdict,
     calibrate_grouped,
-    calibration_samples,
 )
 from stateval.compare import StateComparison
 from stateval.errors import JournalError
@@ -203,14 +202,14 @@ class _CalibrationTally:
 
     def add(self, comparison: StateComparison) -> None:
         by_path, (pooled_conf, pooled_right) = self._by_path, self._pooled
-        for sample in calibration_samples(comparison):
-            kept = by_path.get(sample.path)
+        for path, confidence, correct in comparison.value_outcomes():
+            kept = by_path.get(path)
             if kept is None:
-                kept = by_path[sample.path] = (array("d"), bytearray())
-            kept[0].append(sample.confidence)
-            kept[1].append(sample.correct)
-            pooled_conf.append(sample.confidence)
-            pooled_right.append(sample.correct)
+                kept = by_path[path] = (array("d"), bytearray())
+            kept[0].append(confidence)
+            kept[1].append(correct)
+            pooled_conf.append(confidence)
+            pooled_right.append(correct)
         for path in comparison.missing:
             self._missing[path] = self._missing.get(path, 0) + 1
 
