@@ -38,6 +38,19 @@ def test_results_and_acks_survive_reopening(tmp_path: Path) -> None:
     assert not again.complete
 
 
+@pytest.mark.parametrize(
+    "value",
+    [2**70, "caf\u00e9 \U0001f600", "\ud800 unpaired", [1.5e-7, -0.0, True, None]],
+)
+def test_a_result_reads_back_as_it_was_recorded(tmp_path: Path, value: object) -> None:
+    # whichever encoder writes it (a wide integer or an unpaired surrogate takes the slow one)
+    journal = Journal.create(tmp_path, _header())
+    result = {"post_state": None, "error": "boom", "raw_output": value, "time_used": 0.25}
+    journal.append_result("a", result)
+    again = Journal.open(tmp_path, journal.run_id)
+    assert again.results["a"] == {"kind": "result", **result, "case_id": "a"}
+
+
 def test_latest_is_the_newest_run(tmp_path: Path) -> None:
     first = Journal.create(tmp_path, _header(run_id="20250101-000000-aaaaaa"))
     second = Journal.create(tmp_path, _header(run_id="20250102-000000-bbbbbb"))

@@ -53,6 +53,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stateval.errors import JournalError, JournalWriteError
@@ -217,6 +218,16 @@ def _append(path: Path, data: bytes) -> None:
         _append_whole(fd, data)
     finally:
         os.close(fd)
+
+
+def _encode_result(record: Mapping[str, Any]) -> bytes:
+    """A result record's line: orjson, whose output reads back the same, for the one record
+    per case (its values come from states and strings, never NaN, which orjson writes as
+    null); what orjson refuses goes through `_encode`."""
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # an integer over 64 bits, a non-string key, an unpaired surrogate
+        return _encode(record)
 
 
 def _encode(record: Mapping[str, Any]) -> bytes:
@@ -511,7 +522,7 @@ class Journal:
             JournalError: An earlier write failed.
         """
         record = {"kind": "result", **result, "case_id": case_id}
-        offset, done = self._writer.submit(_encode(record))
+        offset, done = self._writer.submit(_encode_result(record))
         self._keep(case_id, record, offset)
         return done
 
