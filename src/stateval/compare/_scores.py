@@ -309,6 +309,7 @@ def score_comparison(
     failure: str | None = None,
     judge_errors: Mapping[str, str] | None = None,
     judged: Collection[str] = (),
+    metrics: CaseMetrics | None = None,
 ) -> CaseScores:
     """Every score of one case from its comparison (compared once, judged if need be).
 
@@ -326,6 +327,9 @@ def score_comparison(
             state), or None.
         judge_errors: Path -> why the judge could not rule on that field.
         judged: Paths the judge ruled on.
+        metrics: The case's metric outcomes over ``slots`` when the caller already has them
+            (``case_metrics(comparison, slots=..., in_play=..., options=...)`` with ignored
+            slots dropped), so they are not counted again.
 
     Raises:
         ValueError: ``pre`` is given without ``expected``.
@@ -342,7 +346,9 @@ def score_comparison(
         if isinstance(slots, str):
             raise TypeError("slots must be a sequence of slot paths, not a string")
         scored = [s for s in dict.fromkeys(slots) if not resolved.for_path(s).ignore]
-        slot_view = case_metrics(comparison, slots=scored, in_play=in_play, options=options)
+        slot_view = metrics or case_metrics(
+            comparison, slots=scored, in_play=in_play, options=options
+        )
     return CaseScores(
         comparison,
         resolved,

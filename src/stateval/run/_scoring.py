@@ -195,6 +195,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             failure=failure,
             judge_errors=judge_errors(judged),
             judged=[p for p, j in judged.items() if j is not None and j.ok],
+            metrics=None if scoring.slots is None else score.metrics_under(scoring, case),
         )
         evaluations = [evaluation(s) for s in scores.case_level() if s.score is not None]
         evaluations.extend(evaluation(s) for s in scores.fields())
@@ -202,9 +203,10 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         return evaluations
 
     accuracy = view_accuracy(comparison) if ok else 0.0
-    return CaseScore(
+    score = CaseScore(
         case.id, result, comparison, evaluate, checks, 1.0 if accuracy is None else accuracy
     )
+    return score
 
 
 def _checks(
