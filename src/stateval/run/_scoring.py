@@ -7,7 +7,7 @@ rescored under new policies or thresholds without calling the mutator again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
@@ -73,7 +73,6 @@ RUN_THRESHOLDS = (
     "value_f1",
     "judge_kappa",
 )
-_SHOW = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,77 +245,32 @@ def _checks(
 
 
 @dataclass(frozen=True, slots=True)
-class FieldRow:
-    """How one field fared over a run: its confusion counts and the figures derived from them.
+class FieldRow(FieldMetrics):
+    """How one field fared over a run: its `FieldMetrics` (confusion counts and the figures
+    derived from them), the suite's minimum accuracy for it, and the names reports give the
+    counts (``matching`` for correct, ``mismatched`` for wrong).
 
     Attributes:
-        path: The field path.
-        n: Cases in which the field was compared (either state held it).
-        matching: Cases where it matched (correct).
-        mismatched: Cases where both held it and it differed (wrong value).
-        missing: Cases where the mutator left it out.
-        extra: Cases where the mutator set it but it was not expected.
-        accuracy: matching / (matching + mismatched + missing): extras not counted.
         minimum: The suite's minimum accuracy for it, if any.
-        absent: Cases where neither state held it and it was a schema slot in play (None
-            without a slot schema).
-        precision: Value precision (see `stateval._field_metrics`).
-        recall: Value recall.
-        f1: Value F1 (counts wrong, missing and extra values).
-        slot_accuracy: DST per-slot accuracy: (matching + absent) / n_scored.
-        mean_score: Mean score over the scored cases (the mean similarity for a field whose
-            policy says ``score: similarity``).
     """
 
-    path: str
-    n: int
-    matching: int
-    mismatched: int
-    missing: int
-    extra: int
-    accuracy: float
     minimum: float | None = None
-    absent: int | None = None
-    precision: float = 0.0
-    recall: float = 0.0
-    f1: float = 0.0
-    slot_accuracy: float = 0.0
-    mean_score: float = 0.0
 
     @classmethod
     def of(cls, metrics: FieldMetrics, minimum: float | None = None) -> FieldRow:
         """The row of a field's run metrics."""
-        return cls(
-            metrics.path,
-            metrics.n,
-            metrics.correct,
-            metrics.wrong,
-            metrics.missing,
-            metrics.extra,
-            metrics.accuracy,
-            minimum,
-            metrics.absent,
-            metrics.precision,
-            metrics.recall,
-            metrics.f1,
-            metrics.slot_accuracy,
-            metrics.mean_score,
-        )
+        counts = {f.name: getattr(metrics, f.name) for f in fields(FieldMetrics)}
+        return cls(**counts, minimum=minimum)
 
     @property
-    def errors(self) -> int:
-        """mismatched + missing + extra."""
-        return self.mismatched + self.missing + self.extra
+    def matching(self) -> int:
+        """Cases where it matched (`correct`)."""
+        return self.correct
 
     @property
-    def n_expected(self) -> int:
-        """matching + mismatched + missing: cases where the field was expected."""
-        return self.matching + self.mismatched + self.missing
-
-    @property
-    def n_scored(self) -> int:
-        """n plus the both-absent cases."""
-        return self.n + (self.absent or 0)
+    def mismatched(self) -> int:
+        """Cases where both held it and it differed (`wrong`)."""
+        return self.wrong
 
     @property
     def passed(self) -> bool:
@@ -324,16 +278,10 @@ class FieldRow:
         return self.minimum is None or not self.n_expected or self.accuracy >= self.minimum
 
     def rates(self) -> dict[str, float | None]:
-        """Each outcome's count over `n_scored`."""
-        n = self.n_scored
-        counts = {
-            "matching": self.matching,
-            "mismatched": self.mismatched,
-            "missing": self.missing,
-            "extra": self.extra,
-            "absent": self.absent,
-        }
-        return {k: None if v is None else (v / n if n else 0.0) for k, v in counts.items()}
+        """Each outcome's count over `n_scored`, as reports name the outcomes."""
+        rates = FieldMetrics.rates(self)
+        named = {"correct": "matching", "wrong": "mismatched"}
+        return {named.get(k, k): v for k, v in rates.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
