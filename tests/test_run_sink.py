@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,8 +23,10 @@ from stateval import (
     run_suite,
     start_journal,
 )
+from stateval.compare import CaseScores, StateComparison
 from stateval.mutators import PythonMutator
 from stateval.run import Journal
+from stateval.run import _scoring as scoring_module
 
 CASES = [
     {"id": f"c{i}", "input": {"prompt": f"area {area}"}, "expected_post_state": {"area": "north"}}
@@ -79,6 +82,58 @@ def test_a_custom_sink_receives_every_case_with_the_scores_the_summary_reports(
     for score in outcome.summary.cases:
         assert sink.received[score.case_id].evaluations == score.evaluations
     assert sink.received["c1"].evaluation("field:area").label == "mismatched"  # type: ignore[union-attr]
+
+
+def _unscorable_mismatches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making a case's evaluations raises when a field is mismatched (c1: 'south'), as a
+    metric or normaliser that cannot take a value would, where the evaluations are first read
+    (they are made lazily, after the case's comparison)."""
+    made = scoring_module.score_comparison
+
+    def score_comparison(comparison: StateComparison, **kwargs: Any) -> CaseScores:
+        if comparison.mismatched and kwargs.get("failure") is None:
+            raise ValueError("cannot take\n'south'")
+        return made(comparison, **kwargs)
+
+    monkeypatch.setattr(scoring_module, "score_comparison", score_comparison)
+
+
+def test_evaluations_that_cannot_be_made_are_the_cases_error_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unscorable_mismatches(monkeypatch)
+    suite = _suite(tmp_path)
+    quiet = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id != "c3"))
+    sink = Collect()
+    home = tmp_path / "home"
+    journal = start_journal(home, quiet)
+    outcome = asyncio.run(run_suite(quiet, journal, concurrency=2, sink=sink))
+    assert sorted(sink.received) == ["c0", "c1", "c2", "c4"]
+    failed = sink.received["c1"]
+    assert not failed.ok
+    assert failed.result.error == "scoring failed: ValueError: cannot take 'south'"
+    assert failed.evaluation("state_accuracy").label == "error"  # type: ignore[union-attr]
+    assert all(sink.received[c].ok for c in ("c0", "c2", "c4"))
+    # counted and journaled as the case's error
+    assert outcome.summary.n_errors == 1
+    assert outcome.summary.n_cases == 4
+    record = Journal.open(home, journal.run_id).results["c1"]
+    assert record["error"] == failed.result.error
+    assert record["post_state"] is None
+
+
+def test_a_report_reading_evaluations_that_cannot_be_made_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _suite(tmp_path)
+    quiet = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id != "c3"))
+    outcome = asyncio.run(run_suite(quiet, start_journal(tmp_path / "home", quiet), concurrency=2))
+    _unscorable_mismatches(monkeypatch)
+    # the JSON report reads every case's evaluations back from the journal
+    cases = {s.case_id: s.to_dict() for s in outcome.summary.cases}
+    assert sorted(cases) == ["c0", "c1", "c2", "c4"]
+    assert cases["c1"]["error"] == "scoring failed: ValueError: cannot take 'south'"
+    assert cases["c2"]["ok"]
 
 
 def test_a_resumed_run_hands_the_sink_the_journaled_cases_too(tmp_path: Path) -> None:

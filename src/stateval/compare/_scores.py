@@ -127,7 +127,8 @@ class CaseScores:
     Attributes:
         comparison: The case's comparison (with any LLM verdicts applied).
         policies: The field policies it was made under.
-        delta: The delta view, when the pre-state was given.
+        delta: The delta view, when the pre-state was given (empty when the mutator failed:
+            every delta score is then an error).
         slots: The case's metric outcomes over the slot schema, when one was given.
         failure: Why the mutator produced no state (every state-level score is then 0.0 with
             label ``error``), or None.
@@ -339,7 +340,12 @@ def score_comparison(
     if pre is not None:
         if expected is None:
             raise ValueError("the delta view needs the expected state with the pre-state")
-        delta = split_delta(comparison, pre, expected, resolved)
+        # a failed call's delta scores are errors whatever the split: its pre-state is not read
+        delta = (
+            split_delta(comparison, pre, expected, resolved)
+            if failure is None
+            else DeltaComparison(StateComparison(()), StateComparison(()))
+        )
     slot_view = None
     scored: list[str] = []
     if slots is not None:

@@ -115,7 +115,7 @@ class CasePipeline:
             with reenter() if callable(reenter) else nullcontext():
                 result = await judge_result(case, result, self.scoring.policies, self.judge)
         except Exception as exc:
-            result = as_case_error(result, "judging", exc)
+            result = result.failed("judging", exc)
         return await self.record(case, result)
 
     async def record(self, case: Case, result: CaseResult) -> CaseResult:
@@ -127,11 +127,18 @@ class CasePipeline:
             score = score_case(case, result, scoring)
         except Exception as exc:
             # A check or metric that cannot take this case's values fails the case only.
-            result = as_case_error(result, "scoring", exc)
+            result = result.failed("scoring", exc)
             durable = journal.submit_result(case.id, result.to_dict())
             score = score_case(case, result, scoring)
+        if self.sink is not None:
+            # The sink reads the evaluations: made here, before the case is counted, so that a
+            # failure to make them is this case's error (see CaseScore) everywhere.
+            _ = score.evaluations
         first = result.repetition == 1
         episode = self.tally.add(case, score, self.index[case.id]) if first else None
+        if score.result is not result:  # making its scores failed: journal the error
+            result = score.result
+            durable = journal.submit_result(case.id, result.to_dict())
         if self.sink is not None:
             await asyncio.wrap_future(durable)
             self.sink.submit(case, score)
@@ -173,10 +180,3 @@ async def _run_case(
         started_at=started,
     )
     return result, span
-
-
-def as_case_error(result: CaseResult, stage: str, exc: Exception) -> CaseResult:
-    """``result`` turned into this case's error: ``stage`` failed with ``exc``."""
-    text = " ".join(f"{stage} failed: {type(exc).__name__}: {exc}".split())
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]
-    return replace(result, post_state=None, error=text, error_type=type(exc).__name__)

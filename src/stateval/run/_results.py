@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from stateval.compare import CaseMetrics, FieldComparison, StateComparison
@@ -133,6 +133,14 @@ class CaseResult:
         """True when the mutator returned a state."""
         return self.error is None and self.post_state is not None
 
+    def failed(self, stage: str, exc: BaseException) -> CaseResult:
+        """This result made the case's error: ``stage`` (``judging``, ``scoring``) failed
+        with ``exc``. The error is one line of at most 500 characters; the post-state is
+        dropped, so the case is scored as a failed call."""
+        text = " ".join(f"{stage} failed: {type(exc).__name__}: {exc}".split())
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")[:500]
+        return replace(self, post_state=None, error=text, error_type=type(exc).__name__)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored in the journal (``repetition`` only after the first,
         ``pre_state`` only when set)."""
@@ -217,7 +225,10 @@ class CaseScore:
 
     Its evaluations may be given as a function that makes them: they are then made when first
     read, so a run that only counts its cases (no Phoenix, no per-case report) never builds a
-    per-field explanation.
+    per-field explanation. Wherever that first read happens (a sink, a report), a function that
+    raises does not: given ``recover``, the score becomes its case's error instead (its
+    `result` says ``scoring failed: <exception>`` in one line, and every score is that of a
+    failed call), and whoever reads it goes on with the next case.
 
     Args:
         case_id: The case.
@@ -229,6 +240,8 @@ class CaseScore:
             from ``evaluations`` when omitted.
         accuracy: The ``state_accuracy`` score (so `accuracy` needs no other evaluation);
             taken from ``evaluations`` when omitted.
+        recover: Scores the case again from a failed result: what this score becomes when
+            making its evaluations or metric outcomes raises (without it, the error is raised).
     """
 
     __slots__ = (
@@ -237,6 +250,7 @@ class CaseScore:
         "_evaluations",
         "_make",
         "_metrics",
+        "_recover",
         "case_id",
         "comparison",
         "result",
@@ -250,6 +264,7 @@ class CaseScore:
         evaluations: Sequence[Evaluation] | Callable[[], Sequence[Evaluation]],
         checks: Sequence[Evaluation] | None = None,
         accuracy: float | None = None,
+        recover: Callable[[CaseResult], CaseScore] | None = None,
     ) -> None:
         self.case_id = case_id
         self.result = result
@@ -263,13 +278,19 @@ class CaseScore:
         self._checks = None if checks is None else tuple(checks)
         self._accuracy = accuracy
         self._metrics: tuple[object, CaseMetrics] | None = None
+        self._recover = recover
 
     def metrics_under(self, scoring: _MetricScoring, case: Case) -> CaseMetrics:
         """The case's metric outcomes under ``scoring`` (made once per scoring: a mutation test
         summarises the same baseline scores once per mutant)."""
         known = self._metrics
         if known is None or known[0] is not scoring:
-            known = self._metrics = (scoring, scoring.case_metrics(self.comparison, case))
+            try:
+                made = scoring.case_metrics(self.comparison, case)
+            except Exception as exc:
+                self._fail(exc)
+                made = scoring.case_metrics(self.comparison, case)
+            known = self._metrics = (scoring, made)
         return known[1]
 
     @property
@@ -277,9 +298,24 @@ class CaseScore:
         """Case-level evaluations, then one per field, then check results."""
         if self._evaluations is None:
             assert self._make is not None
-            self._evaluations = tuple(self._make())
+            try:
+                made = tuple(self._make())
+            except Exception as exc:
+                made = self._fail(exc).evaluations
+            self._evaluations = made
             self._make = None
         return self._evaluations
+
+    def _fail(self, exc: Exception) -> CaseScore:
+        """Become the score of this case's error: making its scores raised ``exc``."""
+        recover = self._recover
+        if recover is None:
+            raise exc
+        again = recover(self.result.failed("scoring", exc))
+        self._recover = None
+        self.result, self.comparison = again.result, again.comparison
+        self._checks, self._accuracy, self._metrics = again._checks, again._accuracy, None
+        return again
 
     def __repr__(self) -> str:
         return f"CaseScore({self.case_id!r}, ok={self.ok}, accuracy={self.accuracy})"
@@ -317,6 +353,7 @@ class CaseScore:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON form for reports."""
+        evaluations = [e.to_dict() for e in self.evaluations]  # first: they may fail the case
         return {
             "case_id": self.case_id,
             "ok": self.ok,
@@ -328,5 +365,5 @@ class CaseScore:
             "trace_id": self.result.trace_id,
             "counts": self.comparison.counts,
             "fields": [f.to_dict() for f in self.comparison.fields],
-            "evaluations": [e.to_dict() for e in self.evaluations],
+            "evaluations": evaluations,
         }

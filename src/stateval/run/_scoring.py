@@ -166,7 +166,8 @@ class Scoring:
 
 def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     """Compare a case's post-state with its expected state; its evaluations are made when
-    first read (`CaseScore.evaluations`), its checks at once.
+    first read (`CaseScore.evaluations`), its checks at once. When making the evaluations or
+    the metric outcomes raises, the score becomes the case's error (``scoring failed: ...``).
 
     The scores come from the one scoring core (`stateval.compare.score_comparison`) over one
     comparison per case. A failed mutator call is compared against an empty state (every
@@ -201,9 +202,18 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         evaluations.extend(checks)
         return evaluations
 
+    def recover(failed: CaseResult) -> CaseScore:
+        return score_case(case, failed, scoring)
+
     accuracy = view_accuracy(comparison) if ok else 0.0
     score = CaseScore(
-        case.id, result, comparison, evaluate, checks, 1.0 if accuracy is None else accuracy
+        case.id,
+        result,
+        comparison,
+        evaluate,
+        checks,
+        1.0 if accuracy is None else accuracy,
+        recover if ok else None,
     )
     return score
 
