@@ -9,12 +9,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from stateval.errors import SuiteError, SuiteProblemsError
 from stateval.mutators import UPDATES_JSON_SCHEMA
 from stateval.phoenix import FieldJudge
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import load_suite, suite_json_schema
+from stateval.suite._source import canonical_json
 
 ROOT = Path(__file__).resolve().parents[1]
 MULTIWOZ = ROOT / "examples" / "multiwoz" / "suite.yaml"
@@ -694,3 +697,26 @@ def test_jsonl_cases_are_read_from_the_file_when_used_and_found_by_id(tmp_path: 
     cases_file.write_text(cases_file.read_text().replace('"c3"', '"other"'))
     with pytest.raises(SuiteError, match="changed after the suite was loaded"):
         list(suite.cases)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=12,
+)
+
+
+@given(_JSON)
+@example({"c": [1e-07, 2.5e-05, 1e-05, -0.00001, 1e16, 1.5e300], "b": 2**70})
+@example({"é": "\u2028", "a": ["\x00", 0.1, -0.0]})
+def test_the_cases_hash_text_is_the_standard_librarys_whichever_encoder_writes_it(
+    value: object,
+) -> None:
+    # cases_hash must not change when the encoder does: runs are resumed and datasets
+    # versioned by it
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == text.encode()

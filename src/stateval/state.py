@@ -203,6 +203,7 @@ class ValueConfidence:
             raise InvalidValueError(exc.value, exc.problem, path) from None
 
 
+_ABSENT: Any = object()
 _new = object.__new__
 _set = object.__setattr__
 _PLAIN = frozenset({str, int, bool, type(None)})
@@ -320,7 +321,11 @@ class InterpretiveState:
 
     def best(self, path: str) -> ValueConfidence | None:
         """The candidate with the highest confidence (the first added on a tie), or None."""
-        candidates = self._expand().get(path)
+        flat = self._flat
+        if flat is not None:  # the compact form's one candidate, made without expanding
+            value = flat.values.get(path, _ABSENT)
+            return None if value is _ABSENT else _candidate(value, flat.confidence, flat.message_id)
+        candidates = self._fields.get(path)
         if not candidates:
             return None
         if len(candidates) == 1:

@@ -11,14 +11,37 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import overload
+
+import orjson
 
 from stateval.errors import SuiteError
 from stateval.suite._case import Case
 
 __all__ = ["CaseHasher", "Cases", "FileCases", "MemoryCases"]
+
+
+# Numbers the standard library writes with an exponent (under 1e-4 or from 1e16 on), which
+# orjson writes otherwise: an exponent, or a fraction starting 0.0000.
+_EXPONENT_FORM = re.compile(rb"[0-9][eE][-+]?[0-9]|(?<![0-9.])0\.0000")
+
+
+def canonical_json(value: object) -> bytes:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` as
+    UTF-8, made by orjson where its text is the same: not where a number could be one the two
+    write differently (a string that looks like one takes the slow path too), nor for what
+    orjson refuses (integers past 64 bits, non-string keys)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        pass
+    else:
+        if not _EXPONENT_FORM.search(text):
+            return text
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class CaseHasher:
@@ -31,10 +54,8 @@ class CaseHasher:
 
     def add(self, case: Case) -> None:
         """Add the next case."""
-        text = json.dumps(
-            case.to_example(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
-        self._sha.update(text.encode() if self._first else b"," + text.encode())
+        text = canonical_json(case.to_example())
+        self._sha.update(text if self._first else b"," + text)
         self._first = False
 
     def hexdigest(self) -> str:
