@@ -46,6 +46,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Literal, TypeAlias
 
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
@@ -194,6 +195,13 @@ def _outcome(fc: FieldComparison, options: MetricOptions) -> SlotOutcome:
     return SlotOutcome(fc.path, outcome, credit, fc.score)
 
 
+@lru_cache(maxsize=4096)
+def _strict_outcome(path: str, status: FieldStatus) -> SlotOutcome:
+    """The outcome of a field a strict policy decided (the same for every case: shared)."""
+    right = 1.0 if status is FieldStatus.MATCHING else 0.0
+    return SlotOutcome(path, _OF_STATUS[status], right, right)
+
+
 def case_outcomes(
     comparison: StateComparison,
     *,
@@ -214,8 +222,7 @@ def case_outcomes(
     for path, status, made in comparison.items():
         if made is None and (status is not FieldStatus.MISMATCHED or not partial):
             # decided by a strict policy: binary score and credit, no candidates needed
-            right = 1.0 if status is FieldStatus.MATCHING else 0.0
-            out.append(SlotOutcome(path, _OF_STATUS[status], right, right))
+            out.append(_strict_outcome(path, status))
         else:
             field = made if made is not None else comparison.field(path)
             assert field is not None
