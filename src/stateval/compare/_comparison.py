@@ -190,8 +190,8 @@ class StateComparison:
     """
 
     __slots__ = (
+        "_actual",
         "_built",
-        "_confidence",
         "_counts",
         "_decide",
         "_index",
@@ -207,7 +207,7 @@ class StateComparison:
         self._statuses: tuple[FieldStatus, ...] = tuple(f.status for f in built)
         self._make: Callable[[int], FieldComparison] | None = None
         self._decide: Decide | None = None
-        self._confidence: Callable[[str], float] | None = None
+        self._actual: InterpretiveState | None = None
         self._counts: tuple[int, int, int, int] | None = None
         self._index: dict[str, int] | None = None
 
@@ -216,7 +216,7 @@ class StateComparison:
         cls,
         decide: Decide,
         counts: tuple[int, int, int, int] | None = None,
-        confidence: Callable[[str], float] | None = None,
+        actual: InterpretiveState | None = None,
     ) -> StateComparison:
         """A comparison decided when first read.
 
@@ -227,8 +227,8 @@ class StateComparison:
                 is of a strict policy (values equal, and confidences unless ignored).
             counts: ``(matching, mismatched, missing, extra)`` when already known; the
                 counts, `accuracy_score` and `overall_match` then need no decision.
-            confidence: The confidence of the actual state's best candidate of a path (so
-                `value_outcomes` needs no `FieldComparison` of a matching or extra field).
+            actual: The actual state compared (so `value_outcomes` reads the confidences of
+                matching and extra fields without making their `FieldComparison`).
         """
         self = cls.__new__(cls)
         self._paths = self._statuses = ()
@@ -237,7 +237,7 @@ class StateComparison:
         self._decide = decide
         self._counts = counts
         self._index = None
-        self._confidence = confidence
+        self._actual = actual
         return self
 
     def _decided(self) -> tuple[tuple[str, ...], tuple[FieldStatus, ...]]:
@@ -292,7 +292,7 @@ class StateComparison:
             [('a', 0.5, True), ('c', 0.5, False)]
         """
         paths, statuses = self._decided()
-        confidence = self._confidence
+        confidence = None if self._actual is None else _confidence_of(self._actual)
         out: list[tuple[str, float, bool]] = []
         for i, (path, status) in enumerate(zip(paths, statuses, strict=True)):
             if status is _MISSING:
@@ -546,8 +546,8 @@ def compare_states(
         if mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence:
             same = sum(map(eq, e_values.values(), map(a_values.get, e_values)))
         counts = (same, common - same, len(e_values) - common, len(a_values) - common)
-        return StateComparison.deferred(decide, counts, _confidence_of(actual))
-    return StateComparison.deferred(decide, confidence=_confidence_of(actual))
+        return StateComparison.deferred(decide, counts, actual)
+    return StateComparison.deferred(decide, actual=actual)
 
 
 def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:
@@ -556,13 +556,8 @@ def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:
     if flat is not None:
         shared = flat.confidence
         return lambda _path: shared
-
-    def confidence(path: str) -> float:
-        best = state.best(path)
-        assert best is not None
-        return best.confidence
-
-    return confidence
+    best = state.best_candidates()
+    return lambda path: best[path].confidence
 
 
 def _decide(
