@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from stateval.cli._common import EXIT_INFRASTRUCTURE, EXIT_PASS
+from stateval.errors import JournalError
 from stateval.run import Journal
 
 pytestmark = pytest.mark.phoenix
@@ -167,7 +168,7 @@ def test_spans_and_uploads_survive_phoenix_dying_mid_run(
     proc = _stateval(project, "--phoenix-url", phoenix.url)
     journal_root = project / "home"
     for _ in range(2400):
-        if (journal_root / "runs").exists() and len(Journal.open(journal_root).results) >= 4:
+        if _journaled(journal_root) >= 4:
             break
         time.sleep(0.05)
     time.sleep(1.5)  # let the exporter and the uploads take what they can
@@ -229,3 +230,12 @@ def test_resume_finds_the_experiment_whose_acknowledgement_was_lost(
     assert [e["id"] for e in experiments] == [experiment["experiment_id"]]
     runs = _get(phoenix.url, f"/v1/experiments/{experiment['experiment_id']}/runs")["data"]
     assert len(runs) == 6
+
+
+def _journaled(home: Path) -> int:
+    """How many case results the run under ``home`` has journaled (0 before its journal
+    exists: the run folder is made before the journal's header is written)."""
+    try:
+        return len(Journal.open(home).results)
+    except JournalError:
+        return 0
