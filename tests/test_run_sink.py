@@ -23,9 +23,9 @@ from stateval import (
     run_suite,
     start_journal,
 )
-from stateval.compare import CaseScores, StateComparison
+from stateval.compare import CaseMetrics, CaseScores, StateComparison
 from stateval.mutators import PythonMutator
-from stateval.run import Journal
+from stateval.run import CaseResult, Journal, Scoring, score_case
 from stateval.run import _scoring as scoring_module
 
 CASES = [
@@ -187,3 +187,30 @@ def test_phoenix_is_one_sink_among_others(tmp_path: Path, phoenix_url: str) -> N
     n_runs, n_evaluations = asyncio.run(stored())
     assert n_runs == 4
     assert n_evaluations == sum(len(s.evaluations) for s in sink.received.values())
+
+
+def test_metric_outcomes_that_cannot_be_made_are_the_cases_error() -> None:
+    case = Case(
+        "c1",
+        InterpretiveState(),
+        StructuredInput("area south", "m1"),
+        InterpretiveState.from_flat({"area": "north"}),
+    )
+    produced = InterpretiveState.from_flat({"area": "south"})
+    score = score_case(case, CaseResult("c1", produced, None, None, 0.0), Scoring())
+
+    class Refusing:
+        """Metric outcomes that cannot take a mismatched value."""
+
+        def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
+            if comparison.mismatched:
+                raise ValueError("cannot count 'south'")
+            return Scoring().case_metrics(comparison, case)
+
+    metrics = score.metrics_under(Refusing(), case)
+    assert not score.ok
+    assert score.result.error == "scoring failed: ValueError: cannot count 'south'"
+    assert score.comparison.missing == ("area",)  # scored as a failed call
+    assert metrics.total == 1
+    assert metrics.right == 0
+    assert score.evaluation("state_accuracy").label == "error"  # type: ignore[union-attr]

@@ -315,6 +315,7 @@ class CaseScore:
         self._recover = None
         self.result, self.comparison = again.result, again.comparison
         self._checks, self._accuracy, self._metrics = again._checks, again._accuracy, None
+        self._evaluations, self._make = again._evaluations, again._make
         return again
 
     def __repr__(self) -> str:
