@@ -179,3 +179,46 @@ def _sessions_page(url: str, project: str, chromium: tuple[str, list[str]], want
             return page.inner_text("body")
         finally:
             browser.close()
+
+
+TRACKER = """
+from stateval import ValueConfidence
+
+
+def track(state, input):
+    out = state.copy()
+    words = input.prompt.split()
+    if "am" in words:
+        out.set_value("user.name", ValueConfidence(words[words.index("am") + 1], 1.0))
+    if "in" in words:
+        out.set_value("user.city", ValueConfidence(words[words.index("in") + 1], 1.0))
+    return out
+"""
+
+
+def test_stateval_run_says_how_many_episodes_were_scored_on_their_sessions(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    suite = yaml.safe_load(_suite(tmp_path, f"bookings-{uuid.uuid4().hex[:8]}").path.read_text())
+    suite["mutator"] = {"type": "python", "callable": "bookings_tracker_mod:track"}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    (tmp_path / "bookings_tracker_mod.py").write_text(TRACKER)
+    env = {**os.environ, "STATEVAL_HOME": str(tmp_path / "home"), "PYTHONPATH": str(tmp_path)}
+    stateval = str(Path(sys.executable).with_name("stateval"))
+    done = subprocess.run(
+        [stateval, "run", "suite.yaml", "--phoenix-url", phoenix_url, "--mode", "free_running"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    out = " ".join(done.stdout.split())
+    assert "Phoenix: 5 of 5 cases delivered" in out
+    assert "2 episode(s) scored on their sessions (6 session annotation(s))" in out
