@@ -186,6 +186,7 @@ def test_stateval_mutate_runs_the_episodes_in_the_mode_asked_for(tmp_path: Path)
     assert done.exit_code == 0, done.output
     report = json.loads(out.read_text())
     assert report["mode"] == "free_running"
+    assert "baseline: 5 cases in 2 episodes, free_running, passes" in done.output
     (area,) = [m for m in report["mutants"] if "update to area" in m["description"]]
     assert area["changed_cases"] == ["d1:0", "d1:1", "d1:2"]
     bad = runner.invoke(cli, [*args, "--mode", "sideways"])

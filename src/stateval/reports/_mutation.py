@@ -51,7 +51,9 @@ def print_mutation_report(
         )
     )
     verdict = "passes" if base.passed else "FAILS"
-    console.print(f"baseline: {base.n_cases} cases, {verdict} the suite's thresholds")
+    episodes = base.episodes
+    runs = "" if episodes is None else f" in {episodes.n_episodes} episodes, {report.mode}"
+    console.print(f"baseline: {base.n_cases} cases{runs}, {verdict} the suite's thresholds")
     for line in report.baseline_failures[:5]:
         console.print(Text(f"  baseline already fails: {line} (it cannot kill mutants)", "yellow"))
     if len(report.baseline_failures) > 5:
