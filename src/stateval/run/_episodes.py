@@ -1,4 +1,4 @@
-"""Episode scores: a run's turns gathered per episode and scored once the episode is complete.
+"""Episode scores: an episode's turns, in order, scored as a whole.
 
 A turn is *right* when the mutator returned a state and every scored field of it is right (every
 slot with a slot schema: the joint goal; every compared field without one). From an episode's
@@ -6,30 +6,20 @@ turns in order come its `EpisodeScore`: success (every turn right), the first di
 the fraction of turns right, and the error propagation per field from one turn to the next
 (`propagation`).
 
-`EpisodeTracker` keeps one small `TurnRecord` per turn of the episodes still in progress (turns
-of one episode usually arrive together) and hands back each episode's score the moment its last
-planned turn is added.
+The run gathers the turns (`stateval.run._episode_tracker`); this module only scores them, so the
+trajectory summary can use it without importing the run's scoring.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from stateval.compare import Outcome
-
-if TYPE_CHECKING:
-    from stateval.run._results import CaseScore
-    from stateval.run._scoring import Scoring
-    from stateval.suite import Case, Episodes
+from typing import Any
 
 __all__ = [
     "SKIPPED",
     "EpisodeScore",
-    "EpisodeTracker",
     "TurnRecord",
-    "episode_tracker",
     "propagation",
     "score_episode",
 ]
@@ -37,8 +27,6 @@ __all__ = [
 SKIPPED = "EpisodeSkipped"
 """The ``error_type`` of a free-running turn not run because an earlier turn of its episode
 failed (``episodes.on_error: skip``)."""
-
-_WRONG = frozenset({Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,24 +54,6 @@ class TurnRecord:
     expected: int = 0
     wrong: frozenset[str] = frozenset()
     skipped: bool = False
-
-    @classmethod
-    def of(cls, case: Case, score: CaseScore, scoring: Scoring) -> TurnRecord:
-        """The record of a scored case (a turn of an episode)."""
-        metrics = score.metrics_under(scoring, case)
-        wrong = frozenset(o.path for o in metrics.outcomes if o.outcome in _WRONG)
-        comparison = score.comparison
-        return cls(
-            turn=case.turn_index if case.turn_index is not None else 0,
-            case_id=case.id,
-            ok=score.ok,
-            right=score.ok and metrics.joint_goal,
-            accuracy=score.accuracy,
-            matching=comparison.counts["matching"],
-            expected=comparison.n_expected,
-            wrong=wrong,
-            skipped=score.result.error_type == SKIPPED,
-        )
 
 
 def propagation(
@@ -210,55 +180,3 @@ def score_episode(episode_id: str, mode: str, turns: Sequence[TurnRecord]) -> Ep
         case_ids=tuple(t.case_id for t in turns),
         first_turn=turns[0].turn if turns else 0,
     )
-
-
-class EpisodeTracker:
-    """Gathers a run's scored turns per episode; an episode is scored when its last planned
-    turn arrives (in any order).
-
-    Args:
-        plan: Episode id -> its planned case ids, in turn order.
-        mode: The run's mode.
-        scoring: The run's scoring (decides which fields count).
-    """
-
-    def __init__(self, plan: Mapping[str, Sequence[str]], mode: str, scoring: Scoring) -> None:
-        self.plan = plan
-        self.mode = mode
-        self.scoring = scoring
-        self._where = {c: (e, i) for e, ids in plan.items() for i, c in enumerate(ids)}
-        self._pending: dict[str, list[TurnRecord | None]] = {}
-
-    def episode_of(self, case_id: str) -> str | None:
-        """The planned episode ``case_id`` is a turn of, or None."""
-        found = self._where.get(case_id)
-        return None if found is None else found[0]
-
-    def add(
-        self, case: Case, score: CaseScore
-    ) -> tuple[EpisodeScore, tuple[TurnRecord, ...]] | None:
-        """Take one scored turn; return its episode's score and turns if it completed it."""
-        found = self._where.get(case.id)
-        if found is None:
-            return None
-        episode, position = found
-        slots = self._pending.get(episode)
-        if slots is None:
-            slots = self._pending[episode] = [None] * len(self.plan[episode])
-        if slots[position] is not None:
-            return None  # a second repetition of the turn: episodes count the first
-        slots[position] = TurnRecord.of(case, score, self.scoring)
-        if any(s is None for s in slots):
-            return None
-        del self._pending[episode]
-        turns = tuple(s for s in slots if s is not None)
-        return score_episode(episode, self.mode, turns), turns
-
-
-def episode_tracker(
-    episodes: Episodes | None, case_ids: Sequence[str], mode: str, scoring: Scoring
-) -> EpisodeTracker | None:
-    """The tracker of a run planning ``case_ids`` of a suite with ``episodes`` (None without)."""
-    if episodes is None:
-        return None
-    return EpisodeTracker(episodes.plan(set(case_ids)), mode, scoring)

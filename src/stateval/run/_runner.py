@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from stateval.errors import StatevalError
 from stateval.mutators import Mutator
-from stateval.run._episodes import EpisodeScore, episode_tracker
+from stateval.run._episode_tracker import episode_tracker
+from stateval.run._episodes import EpisodeScore
 from stateval.run._free_running import run_free
 from stateval.run._journal import Journal
 from stateval.run._pipeline import CasePipeline, CaseSpan, SpanFactory, no_span, submit_episode

@@ -23,7 +23,8 @@ from stateval.calibration import (
 from stateval.compare import StateComparison
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
-from stateval.run._episodes import EpisodeScore, EpisodeTracker, episode_tracker
+from stateval.run._episode_tracker import EpisodeTracker, episode_tracker
+from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import (
