@@ -81,3 +81,12 @@ def test_bench_episodes_runs_on_a_tiny_suite() -> None:
     assert "8 episodes x 3 turns = 24 cases" in out
     for line in ("(a) no episodes", "(b) episodes, teacher-forced", "(c) episodes, free-running"):
         assert line in out
+
+
+@pytest.mark.phoenix
+def test_bench_sessions_stores_both_ways_on_a_tiny_run(phoenix_url: str) -> None:
+    out = _bench("bench_sessions.py", "--url", phoenix_url, "--episodes", "4", "--turns", "2")
+    assert "4 episodes x 2 turns traced and ingested" in out
+    assert "12 annotations each way" in out
+    for line in ("(a) span annotations:", "(b) session annotations:", "(b)/(a) = "):
+        assert line in out
