@@ -412,13 +412,17 @@ class AnnotationWire(_Wire):
     metadata: dict[str, Any] | None = None
 
 
-class SpanAnnotationWire(_Wire):
+class ListedAnnotationWire(_Wire):
+    """A span or session annotation as ``GET /v1/projects/{name}/{span,session}_annotations``
+    lists it (the one id the listing is about is set)."""
+
     class Result(_Wire):
         score: float | None = None
         label: str | None = None
         explanation: str | None = None
 
-    span_id: str
+    span_id: str = ""
+    session_id: str = ""
     name: str
     annotator_kind: str
     result: Result | None = None
@@ -426,22 +430,8 @@ class SpanAnnotationWire(_Wire):
     metadata: dict[str, Any] | None = None
 
 
-class SpanAnnotationListWire(_Wire):
-    data: list[SpanAnnotationWire]
-    next_cursor: str | None = None
-
-
-class SessionAnnotationWire(_Wire):
-    session_id: str
-    name: str
-    annotator_kind: str
-    result: SpanAnnotationWire.Result | None = None
-    identifier: str = ""
-    metadata: dict[str, Any] | None = None
-
-
-class SessionAnnotationListWire(_Wire):
-    data: list[SessionAnnotationWire]
+class AnnotationPageWire(_Wire):
+    data: list[ListedAnnotationWire]
     next_cursor: str | None = None
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from stateval.upload._annotation_reads import read_annotations
 from stateval.upload._rest import (
-    SessionAnnotationListWire,
     SessionListWire,
     StoredSession,
     StoredSessionAnnotation,
@@ -21,48 +21,24 @@ from stateval.upload._transport import Transport, parse
 
 __all__ = ["list_session_annotations", "list_sessions"]
 
-_IDS_PER_QUERY = 500  # the server takes at most 1,000 session ids per query
-
 
 async def list_session_annotations(
     http: Transport, project: str, session_ids: Sequence[str], *, names: Sequence[str] = ()
 ) -> list[StoredSessionAnnotation]:
     """The annotations of ``session_ids`` in ``project`` (only ``names`` when given)."""
-    out: list[StoredSessionAnnotation] = []
-    unique = sorted(set(session_ids))
-    for start in range(0, len(unique), _IDS_PER_QUERY):
-        cursor: str | None = None
-        while True:
-            params: dict[str, Any] = {
-                "session_ids": unique[start : start + _IDS_PER_QUERY],
-                "limit": 10_000,
-            }
-            if names:
-                params["include_annotation_names"] = list(names)
-            if cursor:
-                params["cursor"] = cursor
-            path = f"/v1/projects/{project}/session_annotations"
-            response = await http.send("GET", path, params=params, accept=(404,))
-            if response.status_code == 404:  # no such project (yet)
-                break
-            page = parse(SessionAnnotationListWire, response)
-            out.extend(
-                StoredSessionAnnotation(
-                    session_id=a.session_id,
-                    name=a.name,
-                    annotator_kind=a.annotator_kind,
-                    score=None if a.result is None else a.result.score,
-                    label=None if a.result is None else a.result.label,
-                    explanation=None if a.result is None else a.result.explanation,
-                    identifier=a.identifier,
-                    metadata=a.metadata or {},
-                )
-                for a in page.data
-            )
-            cursor = page.next_cursor
-            if not cursor:
-                break
-    return out
+    return [
+        StoredSessionAnnotation(
+            session_id=a.session_id,
+            name=a.name,
+            annotator_kind=a.annotator_kind,
+            score=None if a.result is None else a.result.score,
+            label=None if a.result is None else a.result.label,
+            explanation=None if a.result is None else a.result.explanation,
+            identifier=a.identifier,
+            metadata=a.metadata or {},
+        )
+        for a in await read_annotations(http, project, "session", session_ids, names=names)
+    ]
 
 
 async def list_sessions(http: Transport, project: str) -> list[StoredSession]:

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
+from stateval.upload._annotation_reads import read_annotations
 from stateval.upload._annotations import post_session_annotations, post_span_annotations
 from stateval.upload._rest import (
     DatasetListWire,
@@ -48,7 +49,6 @@ from stateval.upload._rest import (
     RunListWire,
     RunRecord,
     SessionAnnotationRecord,
-    SpanAnnotationListWire,
     SpanAnnotationRecord,
     StoredEvaluation,
     StoredRun,
@@ -63,8 +63,6 @@ from stateval.upload._shared import shared_experiment
 from stateval.upload._transport import Transport, parse
 
 __all__ = ["PhoenixUploader"]
-
-_IDS_PER_QUERY = 500  # the server takes at most 1,000 span or session ids per query
 
 
 class PhoenixUploader:
@@ -365,42 +363,20 @@ class PhoenixUploader:
         self, project: str, span_ids: Sequence[str], *, names: Sequence[str] = ()
     ) -> list[StoredSpanAnnotation]:
         """The annotations of ``span_ids`` in ``project`` (only ``names`` when given)."""
-        out: list[StoredSpanAnnotation] = []
-        unique = sorted(set(span_ids))
-        for start in range(0, len(unique), _IDS_PER_QUERY):
-            cursor: str | None = None
-            while True:
-                params: dict[str, Any] = {
-                    "span_ids": unique[start : start + _IDS_PER_QUERY],
-                    "limit": 10_000,
-                }
-                if names:
-                    params["include_annotation_names"] = list(names)
-                if cursor:
-                    params["cursor"] = cursor
-                response = await self._http.send(
-                    "GET", f"/v1/projects/{project}/span_annotations", params=params, accept=(404,)
-                )
-                if response.status_code == 404:  # none of these spans are stored (yet)
-                    break
-                page = parse(SpanAnnotationListWire, response)
-                out.extend(
-                    StoredSpanAnnotation(
-                        span_id=a.span_id,
-                        name=a.name,
-                        annotator_kind=a.annotator_kind,
-                        score=None if a.result is None else a.result.score,
-                        label=None if a.result is None else a.result.label,
-                        explanation=None if a.result is None else a.result.explanation,
-                        identifier=a.identifier,
-                        metadata=a.metadata or {},
-                    )
-                    for a in page.data
-                )
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-        return out
+        listed = await read_annotations(self._http, project, "span", span_ids, names=names)
+        return [
+            StoredSpanAnnotation(
+                span_id=a.span_id,
+                name=a.name,
+                annotator_kind=a.annotator_kind,
+                score=None if a.result is None else a.result.score,
+                label=None if a.result is None else a.result.label,
+                explanation=None if a.result is None else a.result.explanation,
+                identifier=a.identifier,
+                metadata=a.metadata or {},
+            )
+            for a in listed
+        ]
 
     async def post_session_annotations(
         self,
