@@ -234,11 +234,11 @@ def test_uv_is_found_from_stateval_s_own_dependency(monkeypatch: pytest.MonkeyPa
         find_uv()
 
 
-def _fake_uv(tools: Path, calls: Path, *, fail: bool = False, slow: bool = False) -> None:
+def _fake_uv(tools: Path, calls: Path, *, fail: bool = False, wait_for: Path | None = None) -> None:
     """A stand-in `uv`: records each call and lays out what a real install would.
 
-    Its install step prints 300 lines of chatter (``slow``: then waits a second; fails at the
-    end when ``fail``).
+    Its install step prints 300 lines of chatter (then, given ``wait_for``, waits until that
+    file exists, at most a minute; fails at the end when ``fail``).
     """
     tools.mkdir()
     install = (
@@ -246,8 +246,11 @@ def _fake_uv(tools: Path, calls: Path, *, fail: bool = False, slow: bool = False
         'py=$(echo "$@" | sed "s/.*--python \\([^ ]*\\).*/\\1/"); d=$(dirname "$py"); '
         'i=0; while [ $i -lt 300 ]; do echo "WARNING: chatter line $i"; i=$((i+1)); done; '
     )
-    if slow:
-        install += "sleep 1; "
+    if wait_for is not None:
+        install += (
+            f'n=0; while [ ! -e "{wait_for}" ] && [ $n -lt 1200 ]; '
+            "do sleep 0.05; n=$((n+1)); done; "
+        )
     install += (
         'echo "ERROR: No matching distribution found for $last" >&2; exit 1'
         if fail
@@ -266,13 +269,19 @@ def test_provisioning_runs_once_and_shows_its_steps_and_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = tmp_path / "calls.log"
-    _fake_uv(tmp_path / "tools", calls, slow=True)
+    seen = tmp_path / "progress-seen"
+    _fake_uv(tmp_path / "tools", calls, wait_for=seen)
     monkeypatch.setenv("STATEVAL_UV", str(tmp_path / "tools" / "uv"))
     monkeypatch.setattr("stateval.server._provision.PROGRESS_EVERY", 0.2)
     lines: list[str] = []
     env = tmp_path / "server-env"
 
-    executable = provision_server_env(env, out=lines.append)
+    def out(line: str) -> None:
+        lines.append(line)
+        if "chatter line 299" in line:  # a progress line showed the installer's latest line
+            seen.touch()  # so the stand-in installer may finish (no timing involved)
+
+    executable = provision_server_env(env, out=out)
     assert executable == env / "bin" / "phoenix"
     assert (env / ".stateval-provisioned").read_text().strip() == PHOENIX_SERVER_VERSION
     log = env / "provision.log"
@@ -283,9 +292,11 @@ def test_provisioning_runs_once_and_shows_its_steps_and_progress(
     assert lines[1] == "  [1/2] uv venv ..."
     assert lines[2] == "  [2/2] uv pip ..."
     # while the install step runs: its elapsed time and the installer's latest line
+    # (before the installer's first line, the latest line is the command itself)
     ticks = [line for line in lines[3:-1] if line.startswith("    ... ")]
     assert ticks
-    assert all("WARNING: chatter line" in line for line in ticks)
+    assert all("WARNING: chatter line" in line or "pip install" in line for line in ticks)
+    assert "WARNING: chatter line 299" in ticks[-1]
     assert lines[-1].startswith("  Phoenix server installed in ")
     text = log.read_text()
     assert "Installed arize-phoenix" in text
