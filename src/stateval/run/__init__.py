@@ -26,14 +26,7 @@ from stateval.run._runner import (
     execute,
     journaled_repetitions,
 )
-from stateval.run._scoring import (
-    FieldRow,
-    RunSummary,
-    Scoring,
-    ThresholdResult,
-    score_case,
-    threshold_names,
-)
+from stateval.run._scoring import Scoring, score_case
 from stateval.run._session import (
     close_clients,
     find_latest,
@@ -42,6 +35,7 @@ from stateval.run._session import (
     start_journal,
 )
 from stateval.run._shard import Shard
+from stateval.run._summary import FieldRow, RunSummary, ThresholdResult, threshold_names
 from stateval.run._tally import JournalScores, RunTally, journaled_scores, summarize
 from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
 from stateval.run._trajectory import FieldTrajectory, TrajectorySummary, TurnPoint

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from stateval.run._journal import Journal
-from stateval.run._scoring import RunSummary
+from stateval.run._summary import RunSummary
 
 __all__ = ["OnScored", "PhoenixTarget", "RunOutcome", "UploadProgress", "UploadStatus"]
 

@@ -19,7 +19,8 @@ from stateval.run._journal import Journal
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._pipeline import submit_episode
 from stateval.run._results import CaseScore
-from stateval.run._scoring import RunSummary, Scoring, score_case
+from stateval.run._scoring import Scoring, score_case
+from stateval.run._summary import RunSummary
 from stateval.run._tally import RunTally, journaled_results, run_summary
 from stateval.suite import FieldsAs, Suite
 

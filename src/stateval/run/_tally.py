@@ -27,13 +27,12 @@ from stateval.run._episode_tracker import EpisodeTracker, episode_tracker
 from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal
 from stateval.run._results import CaseResult, CaseScore
-from stateval.run._scoring import (
+from stateval.run._scoring import Scoring, score_case
+from stateval.run._summary import (
     FieldRow,
     RunSummary,
-    Scoring,
     ThresholdResult,
     field_minimum,
-    score_case,
     threshold_results,
 )
 from stateval.run._trajectory import TrajectoryTally, episode_threshold_values

@@ -32,7 +32,7 @@ from stateval.run._fields_as import (
 from stateval.run._journal import Journal
 from stateval.run._outcome import UploadProgress, UploadStatus
 from stateval.run._results import CaseScore
-from stateval.run._scoring import RunSummary
+from stateval.run._summary import RunSummary
 from stateval.suite import Case, FieldsAs, Suite
 from stateval.upload import (
     AnnotationBatcher,
