@@ -27,6 +27,7 @@ __all__ = [
     "CaseFileRef",
     "Loc",
     "build_case",
+    "display_path",
     "format_problem",
     "line_locator",
     "read_case_file",
@@ -51,6 +52,14 @@ _CSV_COLUMNS = (
 _CSV_JSON_COLUMNS = frozenset(
     {"pre_state", "input_metadata", "expected_post_state", "actual_post_state", "metadata", "human"}
 )
+
+
+def display_path(path: Path) -> str:
+    """``path`` as messages show it: relative to the working folder when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def format_problem(

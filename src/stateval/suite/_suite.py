@@ -42,25 +42,21 @@ from stateval.compare import FieldPolicies, MetricOptions
 from stateval.errors import StatevalError, SuiteProblemsError
 from stateval.mutators import (
     Mutator,
-    Predictions,
-    ReplayMutator,
-    as_mutator,
     describe_mutator,
     load_callable,
 )
-from stateval.state import InterpretiveState
 from stateval.suite._case import Case
 from stateval.suite._case_audit import CaseAudit
 from stateval.suite._cases import (
     CaseFileRef,
     Loc,
     build_cases,
+    display_path,
     format_problem,
     inline_records,
     line_locator,
     pydantic_message,
     read_case_file,
-    read_state,
 )
 from stateval.suite._documents import (
     MAX_DOCUMENT_BYTES,
@@ -70,7 +66,7 @@ from stateval.suite._documents import (
 )
 from stateval.suite._env import expand_environment
 from stateval.suite._episodes import EpisodeIndexer, Episodes
-from stateval.suite._llm import build_judge, build_llm_mutator
+from stateval.suite._llm import build_judge
 from stateval.suite._models import (
     CasesSpec,
     EpisodesSpec,
@@ -81,6 +77,7 @@ from stateval.suite._models import (
     SuiteModel,
     ThresholdsSpec,
 )
+from stateval.suite._mutator_build import build_mutator, check_mutator
 from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, slot_paths
 from stateval.suite._source import Cases, MemoryCases
 
@@ -173,19 +170,12 @@ class Suite:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""
-        return format_problem(_label(self.path), line_locator(text)(loc), None, loc, message)
+        return format_problem(display_path(self.path), line_locator(text)(loc), None, loc, message)
 
 
 def suite_json_schema() -> dict[str, Any]:
     """The JSON Schema of suite files (published as ``docs/suite-schema.json``)."""
     return SuiteModel.model_json_schema()
-
-
-def _label(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
@@ -258,7 +248,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         SuiteProblemsError: One line per problem, naming file, line or case, and field.
     """
     path = Path(path)
-    label = _label(path)
+    label = display_path(path)
     data, text = _read_suite_data(path, label)
     if not isinstance(data, dict):
         raise SuiteProblemsError([format_problem(label, 1, None, None, "a suite is a mapping")])
@@ -285,7 +275,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
     schema = _load_slots(model, base, label, line_locator(text), slot_problems)
     slots = None if schema is None else schema.paths
     policies = _policies(model, schema)
-    cases_label = label if model.cases.file is None else _label(base / model.cases.file)
+    cases_label = label if model.cases.file is None else display_path(base / model.cases.file)
     audit = CaseAudit(model, schema, policies, cases_label)
     cases, episodes = _load_cases(
         model.cases, data, text, base, label, problems, model.episodes, audit.add
@@ -314,9 +304,9 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
     judge: FieldJudge | None = None
     description = _describe_spec(model)
     if load_mutator and check_only:
-        _check_mutator(model, base, label, line_locator(text), problems)
+        check_mutator(model, base, label, line_locator(text), problems)
     elif load_mutator:
-        mutator = _build_mutator(model, base, label, line_locator(text), problems)
+        mutator = build_mutator(model, base, label, line_locator(text), problems)
         if mutator is not None:
             description = describe_mutator(mutator)
         if model.judge is not None:
@@ -402,7 +392,7 @@ def _load_cases(
     cases: Cases
     if spec.file is not None:
         case_path = base / spec.file
-        where = _label(case_path)
+        where = display_path(case_path)
         ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
         cases = read_case_file(
             case_path, where, spec.format, spec.confidence, problems, ref, indexer, visit
@@ -476,7 +466,7 @@ def _load_slots(
     else:
         assert spec.file is not None
         slot_path = base / spec.file
-        where = _label(slot_path)
+        where = display_path(slot_path)
         try:
             content = slot_path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -521,84 +511,3 @@ def _check_slots(
         problems.append(format_problem(where, line, None, field, f"duplicate slots: {dupes}"))
         return None
     return tuple(slots)
-
-
-def _check_mutator(
-    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
-) -> None:
-    """Check that a Python mutator's callable can be imported; call nothing."""
-    spec = model.mutator
-    if not isinstance(spec, PythonMutatorSpec):
-        return
-    search = [base / spec.path] if spec.path else [base]
-    try:
-        target = load_callable(spec.callable, search_path=search)
-    except StatevalError as exc:
-        problems.append(
-            format_problem(
-                label, locate(("mutator", "callable")), None, "mutator.callable", str(exc)
-            )
-        )
-        return
-    if not callable(target):
-        problems.append(
-            format_problem(
-                label, locate(("mutator", "callable")), None, "mutator.callable", "not callable"
-            )
-        )
-
-
-def _build_mutator(
-    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
-) -> Mutator | None:
-    spec = model.mutator
-    if isinstance(spec, PythonMutatorSpec):
-        field = "mutator.callable"
-        search = [base / spec.path] if spec.path else [base]
-        try:
-            target = load_callable(spec.callable, search_path=search)
-            if spec.args is not None:
-                field = "mutator.args"
-                target = target(**spec.args)
-            return as_mutator(target)
-        except StatevalError as exc:
-            problems.append(
-                format_problem(label, locate(tuple(field.split("."))), None, field, str(exc))
-            )
-        except Exception as exc:
-            message = f"calling {spec.callable} raised {type(exc).__name__}: {exc}"
-            problems.append(
-                format_problem(label, locate(("mutator", "args")), None, field, message)
-            )
-        return None
-    if isinstance(spec, ReplayMutatorSpec):
-        return _build_replay(spec, model.cases, base, label, locate, problems)
-    return build_llm_mutator(spec, label, locate, problems)
-
-
-def _build_replay(
-    spec: ReplayMutatorSpec,
-    cases: CasesSpec,
-    base: Path,
-    label: str,
-    locate: Any,
-    problems: list[str],
-) -> Mutator | None:
-    fmt, confidence = cases.format, cases.confidence
-
-    def parse(data: Mapping[str, Any]) -> InterpretiveState:
-        return read_state(data, fmt, confidence)
-
-    if spec.predictions is None:
-        return ReplayMutator(parse)
-    path = base / spec.predictions
-    try:
-        predictions, bad = Predictions.scan(path)
-    except OSError as exc:
-        message = f"cannot read {spec.predictions}: {exc.strerror or type(exc).__name__}"
-        where = locate(("mutator", "predictions"))
-        problems.append(format_problem(label, where, None, "mutator.predictions", message))
-        return None
-    where = _label(path)
-    problems.extend(format_problem(where, line, None, None, message) for line, message in bad)
-    return ReplayMutator(parse, predictions) if not bad else None
