@@ -9,11 +9,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
-from stateval.compare import (
-    FieldMetrics,
-    MetricOptions,
-    RunMetrics,
-)
+from stateval.compare import FieldMetrics, MetricOptions, RunMetrics
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
 from stateval.run._trajectory import TrajectorySummary, episode_threshold_values
@@ -31,6 +27,7 @@ __all__ = [
 
 _GLOB = frozenset("*?[")
 _WORST_SHOWN = 10
+_REPORT_NAMES = {"correct": "matching", "wrong": "mismatched"}
 _FIELD_FIGURES = (
     "n",
     "matching",
@@ -92,32 +89,15 @@ class FieldRow(FieldMetrics):
 
     def rates(self) -> dict[str, float | None]:
         """Each outcome's count over `n_scored`, as reports name the outcomes."""
-        rates = FieldMetrics.rates(self)
-        named = {"correct": "matching", "wrong": "mismatched"}
-        return {named.get(k, k): v for k, v in rates.items()}
+        return {_REPORT_NAMES.get(k, k): v for k, v in FieldMetrics.rates(self).items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {
-            "path": self.path,
-            "n": self.n,
-            "n_scored": self.n_scored,
-            "matching": self.matching,
-            "mismatched": self.mismatched,
-            "missing": self.missing,
-            "extra": self.extra,
-            "absent": self.absent,
-            "errors": self.errors,
-            "rates": self.rates(),
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-            "slot_accuracy": self.slot_accuracy,
-            "accuracy": self.accuracy,
-            "mean_score": self.mean_score,
-            "minimum": self.minimum,
-            "passed": self.passed,
-        }
+        """The JSON form: `FieldMetrics`'s, its counts under the report names, then the
+        minimum and whether it passed."""
+        out = {_REPORT_NAMES.get(k, k): v for k, v in FieldMetrics.to_dict(self).items()}
+        out["minimum"] = self.minimum
+        out["passed"] = self.passed
+        return out
 
 
 @dataclass(frozen=True, slots=True)

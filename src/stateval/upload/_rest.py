@@ -155,16 +155,7 @@ class SpanAnnotationRecord:
 
     def body(self) -> dict[str, Any]:
         """One item of the ``data`` list of ``POST /v1/span_annotations``."""
-        body: dict[str, Any] = {
-            "span_id": self.span_id,
-            "name": self.name,
-            "annotator_kind": self.annotator_kind,
-            "result": {"score": self.score, "label": self.label, "explanation": self.explanation},
-            "identifier": self.identifier,
-        }
-        if self.metadata:
-            body["metadata"] = dict(self.metadata)
-        return body
+        return _annotation_body({"span_id": self.span_id}, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,16 +181,23 @@ class SessionAnnotationRecord:
 
     def body(self) -> dict[str, Any]:
         """One item of the ``data`` list of ``POST /v1/session_annotations``."""
-        body: dict[str, Any] = {
-            "session_id": self.session_id,
-            "name": self.name,
-            "annotator_kind": self.annotator_kind,
-            "result": {"score": self.score, "label": self.label, "explanation": self.explanation},
-            "identifier": self.identifier,
-        }
-        if self.metadata:
-            body["metadata"] = dict(self.metadata)
-        return body
+        return _annotation_body({"session_id": self.session_id}, self)
+
+
+def _annotation_body(
+    target: dict[str, Any], record: SpanAnnotationRecord | SessionAnnotationRecord
+) -> dict[str, Any]:
+    """The upload body of a span or session annotation: ``target`` names what it annotates."""
+    body = {
+        **target,
+        "name": record.name,
+        "annotator_kind": record.annotator_kind,
+        "result": {"score": record.score, "label": record.label, "explanation": record.explanation},
+        "identifier": record.identifier,
+    }
+    if record.metadata:
+        body["metadata"] = dict(record.metadata)
+    return body
 
 
 # -- what stateval gets back ------------------------------------------------------------------
@@ -428,6 +426,19 @@ class ListedAnnotationWire(_Wire):
     result: Result | None = None
     identifier: str = ""
     metadata: dict[str, Any] | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """What a stored span or session annotation holds besides its target's id."""
+        result = self.result
+        return {
+            "name": self.name,
+            "annotator_kind": self.annotator_kind,
+            "score": None if result is None else result.score,
+            "label": None if result is None else result.label,
+            "explanation": None if result is None else result.explanation,
+            "identifier": self.identifier,
+            "metadata": self.metadata or {},
+        }
 
 
 class AnnotationPageWire(_Wire):

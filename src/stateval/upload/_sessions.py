@@ -27,16 +27,7 @@ async def list_session_annotations(
 ) -> list[StoredSessionAnnotation]:
     """The annotations of ``session_ids`` in ``project`` (only ``names`` when given)."""
     return [
-        StoredSessionAnnotation(
-            session_id=a.session_id,
-            name=a.name,
-            annotator_kind=a.annotator_kind,
-            score=None if a.result is None else a.result.score,
-            label=None if a.result is None else a.result.label,
-            explanation=None if a.result is None else a.result.explanation,
-            identifier=a.identifier,
-            metadata=a.metadata or {},
-        )
+        StoredSessionAnnotation(session_id=a.session_id, **a.stored())
         for a in await read_annotations(http, project, "session", session_ids, names=names)
     ]
 

@@ -364,19 +364,7 @@ class PhoenixUploader:
     ) -> list[StoredSpanAnnotation]:
         """The annotations of ``span_ids`` in ``project`` (only ``names`` when given)."""
         listed = await read_annotations(self._http, project, "span", span_ids, names=names)
-        return [
-            StoredSpanAnnotation(
-                span_id=a.span_id,
-                name=a.name,
-                annotator_kind=a.annotator_kind,
-                score=None if a.result is None else a.result.score,
-                label=None if a.result is None else a.result.label,
-                explanation=None if a.result is None else a.result.explanation,
-                identifier=a.identifier,
-                metadata=a.metadata or {},
-            )
-            for a in listed
-        ]
+        return [StoredSpanAnnotation(span_id=a.span_id, **a.stored()) for a in listed]
 
     async def post_session_annotations(
         self,
