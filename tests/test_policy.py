@@ -10,6 +10,7 @@ from stateval.compare import (
     MatchPolicy,
     MatchPolicyModel,
     compare_states,
+    policy_options,
 )
 from stateval.errors import PolicyError, SuiteError
 from stateval.state import InterpretiveState, ValueConfidence
@@ -331,6 +332,34 @@ def test_field_policies_of_coerces_and_stays_truthy() -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
+    import stateval.compare._field_policies
     import stateval.compare._policy
 
     assert doctest.testmod(stateval.compare._policy).failed == 0
+    assert doctest.testmod(stateval.compare._field_policies).failed == 0
+
+
+def test_the_suite_model_is_derived_from_the_one_policy_definition() -> None:
+    names = list(policy_options())
+    assert list(MatchPolicyModel.model_fields) == names
+    for name, info in MatchPolicyModel.model_fields.items():
+        assert info.description == policy_options()[name]
+        default = info.get_default(call_default_factory=True)
+        seed = getattr(MatchPolicy(), name)
+        assert (dict(seed) if name == "synonyms" else seed) == (
+            tuple(default) if name == "normalize" else default
+        )
+    # bounds declared once, enforced by both forms
+    with pytest.raises(ValueError, match="less than or equal to 1"):
+        MatchPolicyModel.model_validate({"fuzzy": 2})
+    with pytest.raises(PolicyError, match="fuzzy must be a number in"):
+        MatchPolicy(fuzzy=2)
+
+
+def test_every_policy_option_is_documented() -> None:
+    from pathlib import Path
+
+    concepts = (Path(__file__).parents[1] / "docs" / "concepts.md").read_text()
+    section = concepts.split("## Match policies", 1)[1].split("\n## ", 1)[0]
+    undocumented = [n for n in policy_options() if f"`{n}" not in section]
+    assert undocumented == []

@@ -2,8 +2,9 @@
 
 This is where a field's expected and actual values are judged, and where every score comes from:
 
-- a new match-policy option goes in `MatchPolicy` (``_policy.py``) and its rule in
-  ``_match.py``; value normalisers live in ``_normalize.py``;
+- a new match-policy option is one field of `MatchPolicy` (``_policy.py``: the suite-file
+  model is derived from it) and its rule in ``_match.py``; ``_field_policies.py`` maps path
+  patterns to policies; value normalisers live in ``_normalize.py``;
 - ``_comparison.py`` compares fields and states; ``_delta.py`` splits a comparison into the
   fields to change and the fields to keep; ``_metrics.py`` aggregates many comparisons (slot
   metrics, per-field aggregates); ``_field_metrics.py`` gives each field of a case its outcome
@@ -43,14 +44,15 @@ from stateval.compare._metrics import (
     worst_fields,
 )
 from stateval.compare._normalize import json_equal, normalize_text, parse_number
+from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import (
     NORMALIZERS,
     ConfidenceMode,
-    FieldPolicies,
     ListMode,
     MatchPolicy,
     MatchPolicyModel,
     Normalizer,
+    policy_options,
 )
 from stateval.compare._run_metrics import (
     MetricsAccumulator,
@@ -105,6 +107,7 @@ __all__ = [
     "lookup",
     "normalize_text",
     "parse_number",
+    "policy_options",
     "prf",
     "score_comparison",
     "slice_values",

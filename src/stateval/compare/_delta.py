@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stateval.compare._comparison import StateComparison, compare_field, compare_states
-from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
 
 __all__ = ["DeltaComparison", "compare_delta", "split_delta"]

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from stateval.compare._comparison import FieldStatus, StateComparison, compare_states
 from stateval.compare._delta import DeltaComparison, compare_delta
-from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
 
 __all__ = [

@@ -1,53 +1,64 @@
 """Match policies: how one field's expected and actual best candidates are compared.
 
 The default `MatchPolicy()` is the seed rule: value (strict JSON equality) and confidence both
-equal. A suite loosens it per field or glob with `FieldPolicies`.
+equal. A suite loosens it per field or glob with `FieldPolicies` (``_field_policies.py``).
 
-Path patterns are `fnmatch` patterns matched case-sensitively against the whole dotted path:
-``*`` matches any run of characters *including dots*, ``?`` one character, ``[ab]`` a set. So
-``hotel.*`` matches ``hotel.area`` and ``hotel.book.people``, and ``*`` alone matches every path.
-`FieldPolicies.for_path` picks an exact key first, else the first matching pattern in declared
-order, else the default.
+`MatchPolicy` is the one definition of a policy: each option is one field declared with
+`_option` (its default, its description and the bounds a suite file must respect), and
+`MatchPolicyModel`, the suite-file form (pydantic, unknown keys rejected), is derived from those
+fields. A new option is one `_option` line here (plus its rule in ``_match.py``): the suite
+schema, ``stateval schema``, ``to_dict`` and the docs test read it from here.
 
 Example:
-    >>> policies = FieldPolicies.from_mapping(
-    ...     {"hotel.*": {"normalize": ["case"], "synonyms": {"center": "centre"}}}
-    ... )
-    >>> policies.for_path("hotel.area").synonyms["center"]
-    'centre'
-    >>> policies.for_path("train.day") == MatchPolicy()
+    >>> MatchPolicy(normalize=("case",)).to_dict()
+    {'normalize': ['case']}
+    >>> MatchPolicyModel.model_validate({"fuzzy": 0.8}).to_policy() == MatchPolicy(fuzzy=0.8)
     True
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from stateval.compare._normalize import NORMALIZERS, Normalizer, normalize_text
-from stateval.errors import PolicyError, SuiteError
+from stateval.errors import PolicyError
 
 __all__ = [
     "NORMALIZERS",
     "ConfidenceMode",
-    "FieldPolicies",
     "ListMode",
     "MatchPolicy",
     "MatchPolicyModel",
     "Normalizer",
     "ScoreMode",
+    "policy_options",
 ]
 
 ConfidenceMode: TypeAlias = Literal["exact", "ignore"]
 ListMode: TypeAlias = Literal["exact", "set", "any_of"]
 ScoreMode: TypeAlias = Literal["binary", "similarity"]
-_GLOB_CHARS = frozenset("*?[")
+
+
+def _option(
+    default: Any = None,
+    *,
+    doc: str,
+    factory: Callable[[], Any] | None = None,
+    **bounds: Any,
+) -> Any:
+    """One policy option: its default (or default ``factory``), its one-line description and
+    the pydantic bounds of its suite-file form (``ge``, ``le``, ``min_length``...)."""
+    meta = {"doc": doc, "bounds": bounds}
+    if factory is not None:
+        return field(default_factory=factory, hash=False, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 def _tolerance(name: str, value: object) -> float | None:
@@ -98,18 +109,48 @@ class MatchPolicy:
     matching and mismatched when both sides hold the field.
     """
 
-    confidence: ConfidenceMode = "exact"
-    confidence_tolerance: float | None = None
-    normalize: tuple[Normalizer, ...] = ()
-    synonyms: Mapping[str, str] = field(default_factory=dict, hash=False)
-    numeric_tolerance: float | None = None
-    list_mode: ListMode = "exact"
-    alternatives_separator: str | None = None
-    fuzzy: float | None = None
-    score: ScoreMode = "binary"
-    judge: Literal["llm"] | None = None
-    rubric: str | None = None
-    ignore: bool = False
+    confidence: ConfidenceMode = _option(
+        "exact", doc="'exact' compares confidences, 'ignore' does not."
+    )
+    confidence_tolerance: float | None = _option(
+        doc="With confidence 'exact', confidences within this absolute distance match.",
+        ge=0,
+        allow_inf_nan=False,
+    )
+    normalize: tuple[Normalizer, ...] = _option(
+        (),
+        doc="Normalisers applied to strings before comparing, always in the order "
+        "case, number_words, punctuation, whitespace.",
+    )
+    synonyms: Mapping[str, str] = _option(
+        factory=dict, doc="Whole-value replacements applied after normalisation to both sides."
+    )
+    numeric_tolerance: float | None = _option(
+        doc="Numbers and numeric strings compare as numbers within this absolute distance.",
+        ge=0,
+        allow_inf_nan=False,
+    )
+    list_mode: ListMode = _option(
+        "exact",
+        doc="'exact': lists element by element; 'set': order and duplicates ignored; "
+        "'any_of': the expected value is a set of accepted alternatives.",
+    )
+    alternatives_separator: str | None = _option(
+        doc="With list_mode 'any_of', splits an expected string into alternatives.",
+        min_length=1,
+    )
+    fuzzy: float | None = _option(
+        doc="Strings whose rapidfuzz ratio / 100 reaches this threshold match.", ge=0, le=1
+    )
+    score: ScoreMode = _option(
+        "binary",
+        doc="'binary': 1 or 0; 'similarity' (needs fuzzy): the fuzzy similarity.",
+    )
+    judge: Literal["llm"] | None = _option(
+        doc="'llm': an LLM judge decides values the rule calls different."
+    )
+    rubric: str | None = _option(doc="Instructions for the LLM judge (needs judge 'llm').")
+    ignore: bool = _option(False, doc="Leave the field out of the comparison entirely.")
     _synonym_table: Mapping[str, str] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -184,9 +225,9 @@ class MatchPolicy:
         for name in _OPTION_NAMES:
             value = getattr(self, name)
             if value != getattr(_SEED, name):
-                if name == "normalize":
+                if isinstance(value, tuple):
                     value = list(value)
-                elif name == "synonyms":
+                elif isinstance(value, Mapping):
                     value = dict(value)
                 out[name] = value
         return out
@@ -198,29 +239,27 @@ class MatchPolicy:
 
 
 _SEED = MatchPolicy()
-_OPTION_NAMES = tuple(name for name in MatchPolicy.__dataclass_fields__ if not name.startswith("_"))
+_OPTIONS = tuple(f for f in dataclasses.fields(MatchPolicy) if f.init)
+_OPTION_NAMES = tuple(f.name for f in _OPTIONS)
 
 
-class MatchPolicyModel(BaseModel):
+def policy_options() -> dict[str, str]:
+    """Every policy option's name and one-line description, in declared order.
+
+    Example:
+        >>> list(policy_options())[:3]
+        ['confidence', 'confidence_tolerance', 'normalize']
+    """
+    return {f.name: f.metadata["doc"] for f in _OPTIONS}
+
+
+class _PolicyModelBase(BaseModel):
     """A match policy as written in a suite file (unknown keys are rejected)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    confidence: ConfidenceMode = "exact"
-    confidence_tolerance: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    normalize: list[Normalizer] = Field(default_factory=list)
-    synonyms: dict[str, str] = Field(default_factory=dict)
-    numeric_tolerance: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    list_mode: ListMode = "exact"
-    alternatives_separator: str | None = Field(default=None, min_length=1)
-    fuzzy: float | None = Field(default=None, ge=0, le=1)
-    score: ScoreMode = "binary"
-    judge: Literal["llm"] | None = None
-    rubric: str | None = None
-    ignore: bool = False
-
     @model_validator(mode="after")
-    def _consistent(self) -> MatchPolicyModel:
+    def _consistent(self) -> _PolicyModelBase:
         try:
             self.to_policy()
         except PolicyError as exc:
@@ -229,207 +268,25 @@ class MatchPolicyModel(BaseModel):
 
     def to_policy(self) -> MatchPolicy:
         """The `MatchPolicy` this model describes."""
-        return MatchPolicy(
-            confidence=self.confidence,
-            confidence_tolerance=self.confidence_tolerance,
-            normalize=tuple(self.normalize),
-            synonyms=dict(self.synonyms),
-            numeric_tolerance=self.numeric_tolerance,
-            list_mode=self.list_mode,
-            alternatives_separator=self.alternatives_separator,
-            fuzzy=self.fuzzy,
-            score=self.score,
-            judge=self.judge,
-            rubric=self.rubric,
-            ignore=self.ignore,
-        )
+        return MatchPolicy(**{name: getattr(self, name) for name in _OPTION_NAMES})
 
 
-def _validation_line(exc: ValidationError) -> str:
-    errors = exc.errors()
-    first = errors[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    if first["type"] == "extra_forbidden":
-        line = f"unknown key {loc!r}"
-    else:
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        line = f"{loc}: {msg}" if loc else msg
-    if len(errors) > 1:
-        line += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return line
+def _model_field(option: dataclasses.Field[Any], hint: Any) -> tuple[Any, Any]:
+    meta = option.metadata
+    info = Field(description=meta["doc"], **meta["bounds"])
+    if option.default_factory is not dataclasses.MISSING:
+        return Annotated[hint, info], Field(default_factory=option.default_factory)
+    return Annotated[hint, info], option.default
 
 
-class FieldPolicies(Mapping[str, MatchPolicy]):
-    """Path patterns mapped to match policies, in declared order, plus a default.
-
-    A read-only mapping of pattern → `MatchPolicy`. See the module docstring for patterns. It is
-    always truthy, even with no patterns, since its default still applies.
-
-    Args:
-        rules: ``{pattern: policy}`` or ``[(pattern, policy), ...]``, in priority order.
-        default: The policy of paths no pattern matches (the seed rule when omitted).
-    """
-
-    __slots__ = ("_cache", "_default", "_plans", "_rules", "_uniform")
-
-    def __init__(
-        self,
-        rules: Mapping[str, MatchPolicy] | Iterable[tuple[str, MatchPolicy]] = (),
-        default: MatchPolicy | None = None,
-    ) -> None:
-        items = list(rules.items()) if isinstance(rules, Mapping) else list(rules)
-        self._rules: dict[str, MatchPolicy] = {}
-        for pattern, policy in items:
-            if not isinstance(pattern, str) or not pattern:
-                raise PolicyError(f"a policy pattern must be a non-empty string, got {pattern!r}")
-            if not isinstance(policy, MatchPolicy):
-                raise PolicyError(f"policy for {pattern!r} is not a MatchPolicy: {policy!r}")
-            if pattern in self._rules:
-                raise PolicyError(f"duplicate policy pattern {pattern!r}")
-            self._rules[pattern] = policy
-        if default is not None and not isinstance(default, MatchPolicy):
-            raise PolicyError(f"default policy is not a MatchPolicy: {default!r}")
-        self._default = default if default is not None else MatchPolicy()
-        self._cache: dict[str, MatchPolicy] = {}
-        self._plans: dict[str, tuple[MatchPolicy, str]] = {}
-        self._uniform = None if self._rules else _mode(self._default)
-
-    @classmethod
-    def from_mapping(
-        cls,
-        mapping: Mapping[str, Any],
-        *,
-        default: Mapping[str, Any] | MatchPolicy | None = None,
-    ) -> FieldPolicies:
-        """Build from suite-file data: ``{pattern: {option: value}}`` (or `MatchPolicy` values).
-
-        Raises:
-            SuiteError: One line naming the pattern and the bad key or value.
-        """
-        if not isinstance(mapping, Mapping):
-            raise SuiteError(
-                f"policies must be a mapping of path pattern to policy, got {mapping!r}"
-            )
-        rules = [(pattern, _read_policy(repr(pattern), spec)) for pattern, spec in mapping.items()]
-        return cls(rules, None if default is None else _read_policy("the default", default))
-
-    @classmethod
-    def of(cls, policies: FieldPolicies | MatchPolicy | None) -> FieldPolicies:
-        """``policies`` as `FieldPolicies`: one `MatchPolicy` becomes the default of all paths,
-        None the seed rule (one shared instance, so its per-path resolutions are reused)."""
-        if policies is None:
-            return _SEED_POLICIES
-        if isinstance(policies, MatchPolicy):
-            return cls(default=policies)
-        if not isinstance(policies, FieldPolicies):
-            raise PolicyError(f"expected FieldPolicies or MatchPolicy, got {policies!r}")
-        return policies
-
-    @property
-    def default(self) -> MatchPolicy:
-        """The policy of paths no pattern matches."""
-        return self._default
-
-    def for_path(self, path: str) -> MatchPolicy:
-        """The policy of ``path``: exact key, else first matching pattern, else the default."""
-        cached = self._cache.get(path)
-        if cached is not None:
-            return cached
-        policy = self._rules.get(path)
-        if policy is None:
-            policy = next(
-                (
-                    p
-                    for pattern, p in self._rules.items()
-                    if _GLOB_CHARS.intersection(pattern) and fnmatchcase(path, pattern)
-                ),
-                self._default,
-            )
-        self._cache[path] = policy
-        return policy
-
-    @property
-    def has_judge(self) -> bool:
-        """True when some pattern's policy, or the default, asks for an LLM judge."""
-        return self._default.judge is not None or any(
-            p.judge is not None for p in self._rules.values()
-        )
-
-    @property
-    def uniform_mode(self) -> str | None:
-        """The `plan` mode of every path when no pattern is set (all paths take the default),
-        else None."""
-        return self._uniform
-
-    def plan(self, path: str) -> tuple[MatchPolicy, str]:
-        """``(policy of path, how to compare it)``, resolved once per path: `IGNORED`,
-        `STRICT` (values by strict JSON equality, confidences equal), `STRICT_VALUE` (values
-        only) or `FULL` (the policy's whole machinery)."""
-        planned = self._plans.get(path)
-        if planned is None:
-            policy = self.for_path(path)
-            planned = self._plans[path] = (policy, _mode(policy))
-        return planned
-
-    def __getitem__(self, pattern: str) -> MatchPolicy:
-        return self._rules[pattern]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rules)
-
-    def __len__(self) -> int:
-        return len(self._rules)
-
-    def __bool__(self) -> bool:
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, FieldPolicies):
-            return NotImplemented
-        return list(self._rules.items()) == list(other._rules.items()) and (
-            self._default == other._default
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"FieldPolicies({self._rules!r}, default={self._default!r})"
-
-
-IGNORED = "ignored"
-"""`FieldPolicies.plan`: the path is not compared."""
-STRICT = "strict"
-"""`FieldPolicies.plan`: strict JSON equality of values, equal confidences (the seed rule)."""
-STRICT_VALUE = "strict_value"
-"""`FieldPolicies.plan`: strict JSON equality of values, confidence ignored."""
-FULL = "full"
-"""`FieldPolicies.plan`: the policy's normalisers, tolerances, list modes, fuzzy matching or
-LLM judge."""
-
-
-def _mode(policy: MatchPolicy) -> str:
-    if policy.ignore:
-        return IGNORED
-    if not policy.is_strict or policy.judge is not None:
-        return FULL
-    if policy.confidence == "ignore":
-        return STRICT_VALUE
-    return STRICT if policy.confidence_tolerance is None else FULL
-
-
-_SEED_POLICIES = FieldPolicies()
-
-
-def _read_policy(where: str, spec: object) -> MatchPolicy:
-    if isinstance(spec, MatchPolicy):
-        return spec
-    if isinstance(spec, MatchPolicyModel):
-        return spec.to_policy()
-    if not isinstance(spec, Mapping):
-        raise SuiteError(f"match policy for {where} must be a mapping, got {spec!r}")
-    try:
-        return MatchPolicyModel.model_validate(dict(spec)).to_policy()
-    except ValidationError as exc:
-        raise SuiteError(f"match policy for {where}: {_validation_line(exc)}") from exc
-    except PolicyError as exc:
-        raise SuiteError(f"match policy for {where}: {exc}") from exc
+if TYPE_CHECKING:
+    MatchPolicyModel = _PolicyModelBase
+else:
+    _HINTS = get_type_hints(MatchPolicy)
+    MatchPolicyModel = create_model(
+        "MatchPolicyModel",
+        __base__=_PolicyModelBase,
+        __doc__=_PolicyModelBase.__doc__,
+        __module__=__name__,
+        **{f.name: _model_field(f, _HINTS[f.name]) for f in _OPTIONS},
+    )

@@ -47,7 +47,8 @@ from typing import Any
 from stateval.compare._comparison import FieldComparison, StateComparison
 from stateval.compare._delta import DeltaComparison, split_delta
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
-from stateval.compare._policy import FieldPolicies, MatchPolicy
+from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._policy import MatchPolicy
 from stateval.compare._run_metrics import lookup
 from stateval.state import InterpretiveState
 
