@@ -35,6 +35,7 @@ from stateval.compare._field_metrics import (
     list_f1,
     prf,
 )
+from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._metrics import (
     FieldAggregate,
     SlotMetrics,
@@ -44,7 +45,6 @@ from stateval.compare._metrics import (
     worst_fields,
 )
 from stateval.compare._normalize import json_equal, normalize_text, parse_number
-from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import (
     NORMALIZERS,
     ConfidenceMode,

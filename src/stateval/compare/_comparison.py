@@ -37,12 +37,12 @@ from functools import partial
 from operator import eq
 from typing import Any
 
-from stateval.compare._match import match_confidence, match_values
-from stateval.compare._normalize import json_equal
 from stateval.compare._field_policies import IGNORED as _IGNORED
 from stateval.compare._field_policies import STRICT as _STRICT
 from stateval.compare._field_policies import STRICT_VALUE as _STRICT_VALUE
 from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._match import match_confidence, match_values
+from stateval.compare._normalize import json_equal
 from stateval.compare._policy import MatchPolicy
 from stateval.errors import ComparisonError
 from stateval.state import InterpretiveState, ValueConfidence
