@@ -1,6 +1,7 @@
 """Suite files: models (``_models.py``), the `Case` (``_case.py``), cases read from their files
 (``_cases.py``) and streamed from them (``_source.py``),
-``${VAR}`` interpolation (``_env.py``), LLM mutator and judge settings (``_llm.py``), slot
+``${VAR}`` interpolation (``_env.py``), monitor files of production spans
+(``_monitor.py``), LLM mutator and judge settings (``_llm.py``), slot
 schemas and the policies they imply (``_slot_schema.py``), and the loader that ties them together
 (``_suite.py``).
 
@@ -32,6 +33,13 @@ from stateval.suite._models import (
     SlotsFileSpec,
     ThresholdsSpec,
 )
+from stateval.suite._monitor import (
+    NO_GOLD_THRESHOLDS,
+    Monitor,
+    MonitorModel,
+    TracesSpec,
+    load_monitor,
+)
 from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError
 from stateval.suite._suite import (
     Cases,
@@ -43,6 +51,7 @@ from stateval.suite._suite import (
 )
 
 __all__ = [
+    "NO_GOLD_THRESHOLDS",
     "Case",
     "CaseInputSpec",
     "CaseSpec",
@@ -55,6 +64,8 @@ __all__ = [
     "JudgeSpec",
     "LLMMutatorSpec",
     "MetricsSpec",
+    "Monitor",
+    "MonitorModel",
     "MutationSpec",
     "MutatorSpec",
     "PerTurnSpec",
@@ -70,6 +81,8 @@ __all__ = [
     "Suite",
     "SuiteModel",
     "ThresholdsSpec",
+    "TracesSpec",
+    "load_monitor",
     "load_suite",
     "suite_json_schema",
 ]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from stateval.mutators import OpenAICompatibleClient
     from stateval.phoenix import FieldJudge
 
-__all__ = ["build_judge", "build_llm_mutator", "judge_settings"]
+__all__ = ["build_judge", "build_judge_client", "build_llm_mutator", "judge_settings"]
 
 Locate = Callable[[Loc], int | None]
 
@@ -140,3 +140,19 @@ def build_judge(
     from stateval.phoenix import FieldJudge, OpenAICompatibleLLM
 
     return FieldJudge(OpenAICompatibleLLM(client))
+
+
+def build_judge_client(
+    judge: JudgeSpec, label: str, locate: Locate, problems: list[str]
+) -> OpenAICompatibleClient | None:
+    """The LLM client of a monitor's ``judge:`` block (which must name its model), or None
+    after appending its problems."""
+    if not judge.model:
+        where = locate(("judge",))
+        problems.append(
+            format_problem(label, where, None, "judge.model", "the judge needs a model")
+        )
+        return None
+    return _client(
+        judge.model_dump(), section="judge", label=label, locate=locate, problems=problems
+    )

@@ -272,7 +272,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         raise SuiteProblemsError(problems) from exc
     problems = []
     slot_problems: list[str] = []
-    schema = _load_slots(model, base, label, line_locator(text), slot_problems)
+    schema = _load_slots(model.slots, base, label, line_locator(text), slot_problems)
     slots = None if schema is None else schema.paths
     policies = _policies(model, schema)
     cases_label = label if model.cases.file is None else display_path(base / model.cases.file)
@@ -286,7 +286,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
             format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
         )
     problems.extend(slot_problems)
-    checks = _load_checks(model, label, line_locator(text), problems)
+    checks = _load_checks(model.checks, label, line_locator(text), problems)
     if not problems:
         problems.extend(audit.pattern_problems(slots or (), label, line_locator(text)))
     if not problems:
@@ -423,10 +423,14 @@ def _episode_threshold_problems(
 
 
 def _load_checks(
-    model: SuiteModel, label: str, locate: Any, problems: list[str]
+    specs_by_pattern: Mapping[str, list[dict[str, Any]]],
+    label: str,
+    locate: Any,
+    problems: list[str],
 ) -> dict[str, tuple[Criterion, ...]]:
+    """The ``checks:`` section of a suite or monitor file, parsed (one problem per bad entry)."""
     out: dict[str, tuple[Criterion, ...]] = {}
-    for pattern, specs in model.checks.items():
+    for pattern, specs in specs_by_pattern.items():
         try:
             out[pattern] = tuple(parse_criteria(specs))
         except StatevalError as exc:
@@ -445,9 +449,13 @@ def _describe_spec(model: SuiteModel) -> str:
 
 
 def _load_slots(
-    model: SuiteModel, base: Path, label: str, locate: Any, problems: list[str]
+    spec: list[str] | SlotsFileSpec | None,
+    base: Path,
+    label: str,
+    locate: Any,
+    problems: list[str],
 ) -> SlotSchema | None:
-    spec = model.slots
+    """The ``slots:`` section of a suite or monitor file, read (None after a problem)."""
     if spec is None:
         return None
     if not isinstance(spec, SlotsFileSpec):

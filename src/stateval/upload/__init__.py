@@ -24,6 +24,7 @@ from stateval.upload._rest import (
     StoredSpanAnnotation,
 )
 from stateval.upload._shared import SHARED_KEY
+from stateval.upload._spans import SpanFilter, StoredSpan, span_cursor, span_row
 from stateval.upload._uploader import PhoenixUploader
 
 __all__ = [
@@ -39,9 +40,13 @@ __all__ = [
     "RunRecord",
     "SessionAnnotationRecord",
     "SpanAnnotationRecord",
+    "SpanFilter",
     "StoredEvaluation",
     "StoredRun",
     "StoredSession",
     "StoredSessionAnnotation",
+    "StoredSpan",
     "StoredSpanAnnotation",
+    "span_cursor",
+    "span_row",
 ]

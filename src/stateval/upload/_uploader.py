@@ -15,7 +15,8 @@ Endpoints used (as served by Phoenix 20.26):
     ``GET /v1/experiments/{id}/json``, ``GET /v1/datasets/{id}/experiments``,
     ``PATCH``/``DELETE /v1/experiments/{id}``, ``POST /v1/span_annotations?sync=true``,
     ``GET /v1/projects/{name}/span_annotations``, ``POST /v1/session_annotations?sync=true``,
-    ``GET /v1/projects/{name}/session_annotations``, ``GET /v1/projects/{name}/sessions``.
+    ``GET /v1/projects/{name}/session_annotations``, ``GET /v1/projects/{name}/sessions``,
+    ``GET /v1/projects/{name}/spans``.
 
 Example:
     >>> async def upload(url: str) -> None:   # doctest: +SKIP
@@ -27,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -60,6 +61,7 @@ from stateval.upload._rest import (
 )
 from stateval.upload._sessions import list_session_annotations, list_sessions
 from stateval.upload._shared import shared_experiment
+from stateval.upload._spans import SpanFilter, StoredSpan, iter_span_pages
 from stateval.upload._transport import Transport, parse
 
 __all__ = ["PhoenixUploader"]
@@ -400,6 +402,13 @@ class PhoenixUploader:
     async def list_sessions(self, project: str) -> list[StoredSession]:
         """Every session of ``project`` with its traces (none when there is no such project)."""
         return await list_sessions(self._http, project)
+
+    def span_pages(
+        self, project: str, where: SpanFilter | None = None, *, page_size: int = 500
+    ) -> AsyncIterator[list[StoredSpan]]:
+        """The spans of ``project`` that pass ``where``, a page at a time, in the order the
+        server stored them (see `stateval.upload._spans`); none when there is no such project."""
+        return iter_span_pages(self._http, project, where or SpanFilter(), page_size=page_size)
 
     async def list_runs(self, experiment_id: str) -> list[StoredRun]:
         """Every run of an experiment."""
