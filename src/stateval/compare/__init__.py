@@ -66,6 +66,7 @@ from stateval.compare._scores import (
     CaseScores,
     ScoreValue,
     score_comparison,
+    slot_counts,
     slots_in_play,
     view_accuracy,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "prf",
     "score_comparison",
     "slice_values",
+    "slot_counts",
     "slot_metrics",
     "slots_in_play",
     "split_delta",

@@ -1,6 +1,11 @@
 """Metrics over many comparisons: per-field aggregates, dialogue-state-tracking slot metrics,
 and the delta view (what a mutator was expected to change vs. leave alone).
 
+These are views of the one metrics API, `MetricsAccumulator` / `RunMetrics` (``_run_metrics.py``),
+which ``stateval run``, ``stateval diff`` and the reports use: `joint_goal_accuracy` and
+`slot_metrics` add the comparisons to an accumulator and read its figures, so a JGA or a slot
+accuracy computed here is the run's, by construction.
+
 Conventions:
     * A ratio whose denominator is zero is 0.0 (as `StateComparison.accuracy_score`), except
       precision / recall / F1 when there is neither a gold nor a predicted slot value at all:
@@ -22,10 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from stateval.compare._comparison import FieldStatus, StateComparison, compare_states
+from stateval.compare._comparison import StateComparison, compare_states
 from stateval.compare._delta import DeltaComparison, compare_delta
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
+from stateval.compare._run_metrics import MetricsAccumulator
 from stateval.state import InterpretiveState
 
 __all__ = [
@@ -81,14 +87,15 @@ class FieldAggregate:
 
 
 def field_aggregates(comparisons: Iterable[StateComparison]) -> dict[str, FieldAggregate]:
-    """Per-path counts over ``comparisons``, keyed by path in the order first seen."""
-    counts: dict[str, dict[str, int]] = {}
+    """Per-path counts over ``comparisons``, keyed by path in the order first seen (the run's
+    `RunMetrics.fields` under the comparison's status names)."""
+    acc = MetricsAccumulator()
     for comparison in comparisons:
-        for f in comparison.fields:
-            row = counts.setdefault(f.path, {s.value: 0 for s in FieldStatus} | {"n": 0})
-            row[f.status.value] += 1
-            row["n"] += 1
-    return {path: FieldAggregate(path, **row) for path, row in counts.items()}
+        acc.add(comparison)
+    return {
+        path: FieldAggregate(path, f.n, f.correct, f.wrong, f.missing, f.extra)
+        for path, f in acc.result().fields.items()
+    }
 
 
 def worst_fields(
@@ -100,10 +107,25 @@ def worst_fields(
     return items if limit is None else items[:limit]
 
 
-def joint_goal_accuracy(comparisons: Iterable[StateComparison]) -> float:
-    """The fraction of comparisons with `StateComparison.overall_match` (0.0 when none)."""
-    results = [c.overall_match for c in comparisons]
-    return _ratio(sum(results), len(results))
+def joint_goal_accuracy(
+    comparisons: Iterable[StateComparison], slots: Sequence[str] | None = None
+) -> float:
+    """The run's joint goal accuracy of ``comparisons`` (0.0 when none): the fraction whose
+    every scored field is right. Without ``slots`` every compared field is scored (the
+    fraction with `StateComparison.overall_match`); with them only the schema slots.
+
+    Example:
+        >>> from stateval.state import InterpretiveState
+        >>> want = InterpretiveState.from_flat({"a": 1})
+        >>> got = InterpretiveState.from_flat({"a": 1, "b": 2})
+        >>> joint_goal_accuracy([compare_states(want, got)]), joint_goal_accuracy(
+        ...     [compare_states(want, got)], slots=["a"])
+        (0.0, 1.0)
+    """
+    acc = MetricsAccumulator(slots=slots)
+    for comparison in comparisons:
+        acc.add(comparison)
+    return acc.result().joint_goal_accuracy
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,38 +174,21 @@ def slot_metrics(
         raise TypeError("schema must be a sequence of slot paths, not a string")
     resolved = FieldPolicies.of(policies)
     slots = [s for s in dict.fromkeys(schema) if not resolved.for_path(s).ignore]
-    correct = dict.fromkeys(slots, 0)
-    n_cases = joint = tp = fp = fn = 0
+    acc = MetricsAccumulator(slots=slots)
     for expected, actual in pairs:
-        n_cases += 1
-        comparison = compare_states(expected, actual, resolved, paths=slots)
-        all_correct = True
-        for slot in slots:
-            f = comparison.field(slot)
-            status = None if f is None else f.status
-            if status in (None, FieldStatus.MATCHING):
-                correct[slot] += 1
-            else:
-                all_correct = False
-            tp += status is FieldStatus.MATCHING
-            fp += status in (FieldStatus.MISMATCHED, FieldStatus.EXTRA)
-            fn += status in (FieldStatus.MISMATCHED, FieldStatus.MISSING)
-        joint += all_correct
-    if tp + fp + fn == 0:
-        precision = recall = f1 = 1.0
-    else:
-        precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        acc.add(compare_states(expected, actual, resolved, paths=slots))
+    m = acc.result()
+    slot_accuracy = m.slot_accuracy if m.slot_accuracy is not None else 0.0
     return SlotMetrics(
-        n_cases=n_cases,
+        n_cases=m.n_cases,
         n_slots=len(slots),
-        slot_accuracy=_ratio(sum(correct.values()), n_cases * len(slots)),
-        joint_goal_accuracy=_ratio(joint, n_cases),
-        precision=precision,
-        recall=recall,
-        f1=f1,
-        tp=tp,
-        fp=fp,
-        fn=fn,
-        per_slot={s: _ratio(c, n_cases) for s, c in correct.items()},
+        slot_accuracy=slot_accuracy,
+        joint_goal_accuracy=m.joint_goal_accuracy,
+        precision=m.precision,
+        recall=m.recall,
+        f1=m.f1,
+        tp=round(m.tp),
+        fp=round(m.fp),
+        fn=round(m.fn),
+        per_slot={s: m.fields[s].slot_accuracy if s in m.fields else 0.0 for s in slots},
     )

@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,7 @@ __all__ = [
     "CaseScores",
     "ScoreValue",
     "score_comparison",
+    "slot_counts",
     "slots_in_play",
     "view_accuracy",
 ]
@@ -75,6 +77,26 @@ STATE_SCORES = (
 )
 
 _SHOW = 5
+
+_SLOT_TEXT = "{right} of {total} schema slots right"
+_SLOT_COUNTS = re.compile(r"^(\d+) of (\d+) schema slots right")
+
+
+def slot_counts(explanation: str | None) -> tuple[int, int] | None:
+    """``(right, total)`` schema slots of a ``slot_accuracy`` evaluation, read from its
+    explanation (the one place that writes it is `CaseScores.slot_accuracy`), or None.
+
+    ``stateval diff`` pools them as the run does (right slots over scored slots), so a run's
+    ``slot_accuracy`` is the same number in its summary and in a diff, whether the diff reads
+    the journal or the Phoenix experiment.
+
+    >>> slot_counts("3 of 4 schema slots right; wrong: hotel.area")
+    (3, 4)
+    >>> slot_counts("mutator failed") is None
+    True
+    """
+    found = None if explanation is None else _SLOT_COUNTS.match(explanation)
+    return None if found is None else (int(found[1]), int(found[2]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +240,7 @@ class CaseScores:
         if m is None:
             return None
         wrong = [p for p in m.wrong_slots if p in self.slot_paths]
-        text = f"{m.right} of {m.total} schema slots right"
+        text = _SLOT_TEXT.format(right=m.right, total=m.total)
         if wrong:
             text += f"; {_listed('wrong', wrong)}"
         label = "error" if self.failure is not None else "some_wrong" if wrong else "all_right"

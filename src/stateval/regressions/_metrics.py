@@ -1,7 +1,8 @@
 """The run-level metrics a diff puts an interval on, each read from one case's evaluations.
 
 Each metric is a ratio of sums over cases (a mean has denominator 1 per case; the pooled field
-accuracy counts matching over expected fields; value precision, recall and F1 count the field
+accuracy counts matching over expected fields, slot accuracy right schema slots over scored
+ones (as the run's summary pools them); value precision, recall and F1 count the field
 evaluations' labels under the default conventions: a wrong value is a false positive and a false
 negative), so the bootstrap resamples cases and recomputes the ratio. With
 repetitions, a case's numerator and denominator are its repetitions' means.
@@ -28,6 +29,16 @@ def _score(name: str) -> Callable[[Observation], tuple[float, float] | None]:
 def _joint_goal(obs: Observation) -> tuple[float, float] | None:
     value = obs.scores.get("slot_accuracy")
     return None if value is None else (1.0 if value >= 1.0 else 0.0, 1.0)
+
+
+def _slot_accuracy(obs: Observation) -> tuple[float, float] | None:
+    """Right schema slots over scored ones, pooled over cases as the run's summary pools them
+    (a case's own fraction when its counts are unknown)."""
+    if obs.slots is not None:
+        right, total = obs.slots
+        return float(right), float(total)
+    value = obs.scores.get("slot_accuracy")
+    return None if value is None else (value, 1.0)
 
 
 def _pooled_accuracy(obs: Observation) -> tuple[float, float] | None:
@@ -90,7 +101,7 @@ class RunMetric:
 
 RUN_METRICS: tuple[RunMetric, ...] = (
     RunMetric("joint_goal_accuracy", True, _joint_goal),
-    RunMetric("slot_accuracy", True, _score("slot_accuracy")),
+    RunMetric("slot_accuracy", True, _slot_accuracy),
     RunMetric("overall_match_rate", True, _score("overall_match")),
     RunMetric("accuracy", True, _pooled_accuracy),
     RunMetric("value_precision", True, _value_precision),

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from stateval.compare import slot_counts
 from stateval.errors import DiffError, PhoenixUnavailableError
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
 from stateval.upload import CASE_ID_KEY
@@ -67,6 +68,7 @@ class _Annotation(_Wire):
     name: str
     score: float | None = None
     label: str | None = None
+    explanation: str | None = None
 
 
 class _Run(_Wire):
@@ -196,11 +198,13 @@ def read_experiment(
         case_id = case_of.get(run.example_id, run.example_id)
         scores = {a.name: a.score for a in run.annotations if a.score is not None}
         labels = {a.name: a.label for a in run.annotations if a.label is not None}
+        slot = next((a for a in run.annotations if a.name == "slot_accuracy"), None)
         observation = Observation(
             scores=scores,
             labels=labels,
             error=run.error is not None or labels.get("state_accuracy") == "error",
             time_used=None if run.latency_ms is None else run.latency_ms / 1000,
+            slots=None if slot is None else slot_counts(slot.explanation),
         )
         cases.setdefault(case_id, []).append((run.repetition_number, observation))
     link = ExperimentLink(phoenix_url.rstrip("/"), experiment.dataset_id, experiment.id)

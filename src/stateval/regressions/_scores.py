@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from stateval.compare import slot_counts
 from stateval.run import RunSummary
 
 if TYPE_CHECKING:
@@ -27,21 +28,26 @@ class Observation:
         labels: Evaluation name -> label, where there is one (``extra``, ``error``...).
         error: True when the mutator call failed.
         time_used: Seconds the mutator call took, when known.
+        slots: ``(right, total)`` schema slots of its ``slot_accuracy`` evaluation (see
+            `stateval.compare.slot_counts`), when it has one.
     """
 
     scores: Mapping[str, float]
     labels: Mapping[str, str] = field(default_factory=dict)
     error: bool = False
     time_used: float | None = None
+    slots: tuple[int, int] | None = None
 
     @classmethod
     def from_case_score(cls, score: CaseScore) -> Observation:
         """The observation of one scored case of a local run."""
+        slot = score.evaluation("slot_accuracy")
         return cls(
             scores={e.name: e.score for e in score.evaluations},
             labels={e.name: e.label for e in score.evaluations if e.label is not None},
             error=not score.ok,
             time_used=score.result.time_used,
+            slots=None if slot is None else slot_counts(slot.explanation),
         )
 
     @property
