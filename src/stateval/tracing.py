@@ -49,6 +49,8 @@ __all__ = [
     "ATTR_CASE_ID",
     "ATTR_MESSAGE_ID",
     "ATTR_RECREATED",
+    "ATTR_SOURCE_SPAN_ID",
+    "ATTR_SOURCE_TRACE_ID",
     "SPAN_LLM",
     "SPAN_MUTATE",
     "TRACER_NAME",
@@ -76,6 +78,8 @@ SPAN_LLM = "stateval.llm"
 ATTR_CASE_ID = "stateval.case_id"
 ATTR_MESSAGE_ID = "stateval.message_id"
 ATTR_RECREATED = "stateval.recreated"
+ATTR_SOURCE_SPAN_ID = "stateval.source_span_id"
+ATTR_SOURCE_TRACE_ID = "stateval.source_trace_id"
 
 _KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 _CHAIN = OpenInferenceSpanKindValues.CHAIN.value
@@ -299,6 +303,8 @@ class RecordedCall:
         start_ns: When the call started (ns since the epoch).
         end_ns: When it ended.
         session_id: The call's OpenInference session (its episode), if any.
+        source_span_id: The production span the case came from, if any.
+        source_trace_id: That span's trace, if known.
     """
 
     trace_id: str
@@ -311,6 +317,8 @@ class RecordedCall:
     start_ns: int
     end_ns: int
     session_id: str | None = None
+    source_span_id: str | None = None
+    source_trace_id: str | None = None
 
 
 def recreated_mutation_spans(project_name: str, calls: Sequence[RecordedCall]) -> bytes:
@@ -330,7 +338,12 @@ def recreated_mutation_spans(project_name: str, calls: Sequence[RecordedCall]) -
     for call in calls:
         attributes: dict[str, str | bool] = {
             **_mutation_attributes(
-                call.case_id, call.input, call.pre_state, call.message_id, call.session_id
+                call.case_id,
+                call.input,
+                call.pre_state,
+                call.message_id,
+                call.session_id,
+                _Source(call.source_span_id, call.source_trace_id),
             ),
             SpanAttributes.OUTPUT_VALUE: _to_json(call.output),
             SpanAttributes.OUTPUT_MIME_TYPE: _JSON,
@@ -353,6 +366,7 @@ def recreated_mutation_spans(project_name: str, calls: Sequence[RecordedCall]) -
                 start_time=call.start_ns,
                 end_time=call.end_ns,
                 instrumentation_scope=scope,
+                links=_Source(call.source_span_id, call.source_trace_id).links(),
             )
         )
     return bytes(encode_spans(spans).SerializeToString())
@@ -410,6 +424,8 @@ def mutation_span(
     pre_state: object = None,
     message_id: str | None = None,
     session_id: str | None = None,
+    source_span_id: str | None = None,
+    source_trace_id: str | None = None,
 ) -> Iterator[MutationSpan]:
     """Run a mutator call inside a CHAIN span named `SPAN_MUTATE`.
 
@@ -425,14 +441,39 @@ def mutation_span(
         message_id: The input's message id (attribute `ATTR_MESSAGE_ID`), when it has one.
         session_id: The OpenInference session (``session.id``) of the call, when it is a turn
             of an episode; the LLM spans started inside the block carry it too.
+        source_span_id: The production span the case came from (its metadata's
+            ``source_span_id``): attribute `ATTR_SOURCE_SPAN_ID`, also in ``metadata``.
+        source_trace_id: That span's trace: attribute `ATTR_SOURCE_TRACE_ID`, and with the
+            span id an OpenTelemetry link to the source span.
     """
-    attributes = _mutation_attributes(case_id, input, pre_state, message_id, session_id)
+    source = _Source(source_span_id, source_trace_id)
+    attributes = _mutation_attributes(case_id, input, pre_state, message_id, session_id, source)
     token = _current_session.set(session_id)
     try:
-        with _span(tracer, SPAN_MUTATE, attributes) as span:
+        with _span(tracer, SPAN_MUTATE, attributes, source.links()) as span:
             yield MutationSpan(span)
     finally:
         _current_session.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """The production span a case came from, as a mutation span records it."""
+
+    span_id: str | None = None
+    trace_id: str | None = None
+
+    def attributes(self) -> dict[str, str]:
+        pairs = ((ATTR_SOURCE_SPAN_ID, self.span_id), (ATTR_SOURCE_TRACE_ID, self.trace_id))
+        return {key: value for key, value in pairs if value is not None}
+
+    def links(self) -> list[trace_api.Link]:
+        if self.span_id is None or self.trace_id is None:
+            return []
+        context = trace_api.SpanContext(
+            int(self.trace_id, 16), int(self.span_id, 16), is_remote=True
+        )
+        return [trace_api.Link(context, {"stateval.link": "source_span"})]
 
 
 def _mutation_attributes(
@@ -441,8 +482,12 @@ def _mutation_attributes(
     pre_state: object,
     message_id: str | None,
     session_id: str | None,
+    source: _Source | None = None,
 ) -> dict[str, str]:
+    source = source or _Source()
     metadata: dict[str, str] = {"case_id": case_id}
+    if source.span_id is not None:
+        metadata["source_span_id"] = source.span_id
     attributes: dict[str, str] = {
         _KIND: _CHAIN,
         ATTR_CASE_ID: case_id,
@@ -456,6 +501,7 @@ def _mutation_attributes(
         metadata["message_id"] = message_id
     if session_id is not None:
         attributes[_SESSION_ID] = session_id
+    attributes.update(source.attributes())
     attributes[SpanAttributes.METADATA] = json.dumps(metadata)
     return attributes
 
@@ -561,9 +607,18 @@ def llm_span(
 
 
 @contextmanager
-def _span(tracer: Tracer, name: str, attributes: Mapping[str, str]) -> Iterator[Span]:
+def _span(
+    tracer: Tracer,
+    name: str,
+    attributes: Mapping[str, str],
+    links: Sequence[trace_api.Link] = (),
+) -> Iterator[Span]:
     with tracer.start_as_current_span(
-        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+        name,
+        attributes=attributes,
+        links=links,
+        record_exception=False,
+        set_status_on_exception=False,
     ) as span:
         try:
             yield span

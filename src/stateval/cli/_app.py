@@ -258,6 +258,11 @@ def run(
         home = _home()
         suite = load_suite(suite_path)
         err = _stderr()
+        if suite.drafts:
+            err.print(
+                f"{len(suite.drafts)} unreviewed drafts left out (no expected_post_state yet; "
+                "see docs/traces.md, From traces to a suite)"
+            )
         recorded: str | None = None
         if resume:
             journal = find_resumable(home, suite, part, episode_run)

@@ -103,7 +103,7 @@ class _Log:
         from stateval.phoenix import Example
 
         suite, report = self.suite, self.report
-        examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+        examples = [Example(c.id, **c.to_example(), span_id=c.source_span_id) for c in suite.cases]
         splits: dict[str, list[str]] = {}
         for result in self.chosen:
             for case_id in result.changed_cases:

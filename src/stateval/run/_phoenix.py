@@ -85,6 +85,8 @@ def _span_factory(
                 pre_state=case.pre_state,
                 message_id=case.input.message_id,
                 session_id=None if header is None else case_session_id(header, case),
+                source_span_id=case.source_span_id,
+                source_trace_id=case.source_trace_id,
             ) as span:
                 yield _TracedCase(span)
         finally:
@@ -271,4 +273,6 @@ def _recorded_call(
         start_ns=start_ns,
         end_ns=start_ns + int(float(record.get("time_used") or 0.0) * 1e9),
         session_id=case_session_id(header, case),
+        source_span_id=case.source_span_id,
+        source_trace_id=case.source_trace_id,
     )

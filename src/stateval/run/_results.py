@@ -242,6 +242,8 @@ class CaseScore:
             taken from ``evaluations`` when omitted.
         recover: Scores the case again from a failed result: what this score becomes when
             making its evaluations or metric outcomes raises (without it, the error is raised).
+        source_span_id: The production span the case came from (its metadata's
+            ``source_span_id``), shown in the JSON report.
     """
 
     __slots__ = (
@@ -254,6 +256,7 @@ class CaseScore:
         "case_id",
         "comparison",
         "result",
+        "source_span_id",
     )
 
     def __init__(
@@ -265,8 +268,10 @@ class CaseScore:
         checks: Sequence[Evaluation] | None = None,
         accuracy: float | None = None,
         recover: Callable[[CaseResult], CaseScore] | None = None,
+        source_span_id: str | None = None,
     ) -> None:
         self.case_id = case_id
+        self.source_span_id = source_span_id
         self.result = result
         self.comparison = comparison
         self._evaluations: tuple[Evaluation, ...] | None = None
@@ -355,6 +360,7 @@ class CaseScore:
     def to_dict(self) -> dict[str, Any]:
         """A JSON form for reports."""
         evaluations = [e.to_dict() for e in self.evaluations]  # first: they may fail the case
+        source = {} if self.source_span_id is None else {"source_span_id": self.source_span_id}
         return {
             "case_id": self.case_id,
             "ok": self.ok,
@@ -364,6 +370,7 @@ class CaseScore:
             "accuracy": self.accuracy,
             "time_used": self.result.time_used,
             "trace_id": self.result.trace_id,
+            **source,
             "counts": self.comparison.counts,
             "fields": [f.to_dict() for f in self.comparison.fields],
             "evaluations": evaluations,

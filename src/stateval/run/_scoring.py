@@ -175,6 +175,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         checks,
         1.0 if accuracy is None else accuracy,
         recover if ok else None,
+        case.source_span_id,
     )
     return score
 

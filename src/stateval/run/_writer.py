@@ -172,7 +172,9 @@ class PhoenixSink:
             version_id = str(ack["version_id"])
             self.example_ids = dict(ack["example_ids"])
         else:
-            examples = [Example(c.id, **c.to_example()) for c in suite.cases]
+            examples = [
+                Example(c.id, **c.to_example(), span_id=c.source_span_id) for c in suite.cases
+            ]
             ref = await self.uploader.ensure_dataset(
                 suite.phoenix.dataset, examples, description=suite.model.description
             )

@@ -10,7 +10,51 @@ from stateval.calibration import HumanVerdict
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
 
-__all__ = ["Case"]
+__all__ = [
+    "REVIEW_KEY",
+    "SOURCE_PROJECT_KEY",
+    "SOURCE_SPAN_KEY",
+    "SOURCE_TRACE_KEY",
+    "UNREVIEWED",
+    "Case",
+    "review_status",
+]
+
+SOURCE_SPAN_KEY = "source_span_id"
+"""The case metadata key holding the production span a case came from (16 hex digits): its
+dataset example links to that span, its mutator-call span carries it, and the JSON report
+shows it (`stateval traces export` writes it)."""
+
+SOURCE_TRACE_KEY = "source_trace_id"
+"""The case metadata key holding the source span's trace (32 hex digits), when known."""
+
+SOURCE_PROJECT_KEY = "source_project"
+"""The case metadata key holding the Phoenix project of the source span, when known."""
+
+REVIEW_KEY = "review"
+"""The case metadata key holding the review of a case exported from production traces:
+``{"status": ..., "reason": ..., "by": ..., "at": ...}`` (`stateval traces import`)."""
+
+UNREVIEWED = "unreviewed"
+"""The review status of a draft nobody has corrected yet: such a case may leave out
+``expected_post_state``; a suite leaves it out of its runs and counts it."""
+
+
+def review_status(metadata: Mapping[str, Any]) -> str | None:
+    """``metadata["review"]["status"]`` when it is a string, else None."""
+    review = metadata.get(REVIEW_KEY)
+    status = review.get("status") if isinstance(review, Mapping) else None
+    return status if isinstance(status, str) else None
+
+
+def _hex(value: object, digits: int) -> str | None:
+    if isinstance(value, str) and len(value) == digits:
+        try:
+            int(value, 16)
+        except ValueError:
+            return None
+        return value.lower()
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +85,16 @@ class Case:
     actual_post_state: Any = None
     episode_id: str | None = None
     turn_index: int | None = None
+
+    @property
+    def source_span_id(self) -> str | None:
+        """The production span the case came from (`SOURCE_SPAN_KEY`), or None."""
+        return _hex(self.metadata.get(SOURCE_SPAN_KEY), 16)
+
+    @property
+    def source_trace_id(self) -> str | None:
+        """The source span's trace (`SOURCE_TRACE_KEY`), or None."""
+        return _hex(self.metadata.get(SOURCE_TRACE_KEY), 32)
 
     def to_example(self) -> dict[str, Any]:
         """The case as a dataset example: ``{"input", "output", "metadata"}`` (the wire format)."""

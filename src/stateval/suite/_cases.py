@@ -17,7 +17,7 @@ from stateval.calibration import HUMAN_LABELS, HumanVerdict
 from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
-from stateval.suite._case import Case
+from stateval.suite._case import UNREVIEWED, Case, review_status
 from stateval.suite._documents import DocumentError, parse_json
 from stateval.suite._episodes import EpisodeIndexer, episode_keys
 from stateval.suite._models import CaseSpec, EpisodesSpec, HumanVerdictSpec
@@ -191,7 +191,8 @@ def build_case(
 ) -> tuple[Case | None, list[tuple[Loc, str]]]:
     """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems.
 
-    With ``episodes``, the case's episode and turn index are read from its metadata."""
+    An unreviewed draft without ``expected_post_state`` is neither: ``(None, [])``. With
+    ``episodes``, the case's episode and turn index are read from its metadata."""
     problems: list[tuple[Loc, str]] = []
     episode_id: str | None = None
     turn_index: int | None = None
@@ -199,9 +200,18 @@ def build_case(
         episode_id, turn_index, bad = episode_keys(spec.metadata, episodes)
         problems.extend(bad)
     states: dict[str, InterpretiveState] = {}
+    if spec.expected_post_state is None:
+        if review_status(spec.metadata) == UNREVIEWED:
+            return None, problems
+        problems.append(
+            (("expected_post_state",), "required (only an unreviewed draft may leave it out)")
+        )
     for name in ("pre_state", "expected_post_state"):
+        given = getattr(spec, name)
+        if given is None:
+            continue
         try:
-            states[name] = read_state(getattr(spec, name), fmt, confidence)
+            states[name] = read_state(given, fmt, confidence)
         except StateError as exc:
             path = getattr(exc, "path", None)
             problems.append(((name, path) if isinstance(path, str) else (name,), str(exc)))
@@ -270,9 +280,12 @@ def read_case_file(
     ref: CaseFileRef | None = None,
     episodes: EpisodeIndexer | None = None,
     visit: Callable[[Case], None] | None = None,
+    *,
+    drafts: list[str] | None = None,
 ) -> Cases:
     """Read every case of a JSONL, JSON or CSV file, appending one line per problem; ``visit``
-    is called with each valid case as it is read (while no problem was found, for JSONL).
+    is called with each valid case as it is read (while no problem was found, for JSONL); the
+    ids of unreviewed drafts (no ``expected_post_state`` yet) are appended to ``drafts``.
 
     With ``episodes``, each case's episode and turn are read and handed to the indexer.
 
@@ -294,7 +307,7 @@ def read_case_file(
         return MemoryCases(())
     if suffix == ".jsonl":
         try:
-            return _read_jsonl(path, label, fmt, confidence, problems, episodes, visit)
+            return _read_jsonl(path, label, fmt, confidence, problems, episodes, visit, drafts)
         except OSError as exc:
             problems.append(whole(f"cannot read {written}: {exc.strerror or type(exc).__name__}"))
             return MemoryCases(())
@@ -311,7 +324,9 @@ def read_case_file(
         records = _json_records(text, label, problems)
     else:
         records = _csv_records(text, label, problems)
-    return MemoryCases(build_cases(records, label, fmt, confidence, problems, episodes, visit))
+    return MemoryCases(
+        build_cases(records, label, fmt, confidence, problems, episodes, visit, drafts=drafts)
+    )
 
 
 def _read_jsonl(
@@ -322,6 +337,7 @@ def _read_jsonl(
     problems: list[str],
     episodes: EpisodeIndexer | None = None,
     visit: Callable[[Case], None] | None = None,
+    drafts: list[str] | None = None,
 ) -> Cases:
     """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
     ids: list[str] = []
@@ -329,6 +345,7 @@ def _read_jsonl(
     hasher = CaseHasher()
     seen: dict[str, int | None] = {}
     offset = 0
+    drafts_before = 0 if drafts is None else len(drafts)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             start, offset = offset, offset + len(raw)
@@ -345,7 +362,7 @@ def _read_jsonl(
                 problems.append(format_problem(label, number, None, None, exc.message))
                 continue
             record = _Record(data, number, lambda _loc, n=number: n)  # type: ignore[misc]
-            case = _build_record(record, label, fmt, confidence, problems, seen, episodes)
+            case = _build_record(record, label, fmt, confidence, problems, seen, episodes, drafts)
             if case is not None and not problems:
                 hasher.add(case)
                 ids.append(case.id)
@@ -360,7 +377,8 @@ def _read_jsonl(
     def read(raw: bytes) -> Case:
         return _case_from_line(raw, fmt, confidence, grouping)
 
-    return FileCases(path, ids, offsets, hasher.hexdigest(), read)
+    left_out = 0 if drafts is None else len(drafts) - drafts_before
+    return FileCases(path, ids, offsets, hasher.hexdigest(), read, skipped=left_out)
 
 
 def _case_from_line(
@@ -385,14 +403,16 @@ def build_cases(
     problems: list[str],
     episodes: EpisodeIndexer | None = None,
     visit: Callable[[Case], None] | None = None,
+    *,
+    drafts: list[str] | None = None,
 ) -> list[Case]:
     """Validate records as cases; duplicates and bad fields become problems; ``visit`` is
-    called with each valid case. With ``episodes``, each case's episode and turn are handed to
-    the indexer."""
+    called with each valid case; the ids of unreviewed drafts are appended to ``drafts``. With
+    ``episodes``, each case's episode and turn are handed to the indexer."""
     cases: list[Case] = []
     seen: dict[str, int | None] = {}
     for record in records:
-        case = _build_record(record, label, fmt, confidence, problems, seen, episodes)
+        case = _build_record(record, label, fmt, confidence, problems, seen, episodes, drafts)
         if case is not None:
             cases.append(case)
             if visit is not None:
@@ -408,8 +428,10 @@ def _build_record(
     problems: list[str],
     seen: dict[str, int | None],
     episodes: EpisodeIndexer | None = None,
+    drafts: list[str] | None = None,
 ) -> Case | None:
-    """One record as a case (None when it has problems, which are appended)."""
+    """One record as a case (None when it has problems, which are appended, or when it is an
+    unreviewed draft, whose id is appended to ``drafts``)."""
     case_id = _case_id(record.data)
     try:
         spec = CaseSpec.model_validate(record.data)
@@ -431,6 +453,8 @@ def _build_record(
         )
         return None
     seen[spec.id] = record.line
+    if case is None and not bad and drafts is not None:
+        drafts.append(spec.id)
     if episodes is not None and case is not None:
         assert case.episode_id is not None
         assert case.turn_index is not None

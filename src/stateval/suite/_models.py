@@ -163,7 +163,11 @@ class CaseSpec(_Strict):
     id: str = Field(min_length=1)
     pre_state: dict[str, Any] = Field(default_factory=dict)
     input: CaseInputSpec
-    expected_post_state: dict[str, Any]
+    expected_post_state: dict[str, Any] | None = Field(
+        default=None,
+        description="Required, except in an unreviewed draft (metadata.review.status: "
+        "unreviewed, as stateval traces export writes them), which a suite leaves out.",
+    )
     actual_post_state: Any = Field(
         default=None,
         description="The post-state the system already produced, for a replay mutator (same "

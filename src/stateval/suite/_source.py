@@ -144,6 +144,8 @@ class FileCases(Cases):
         offsets: The byte offset of each case's line.
         hash: sha256 of the cases (see `CaseHasher`).
         read: Builds a case from its line.
+        skipped: How many non-blank lines are not cases (unreviewed drafts the suite leaves
+            out).
     """
 
     def __init__(
@@ -153,8 +155,10 @@ class FileCases(Cases):
         offsets: Sequence[int],
         hash: str,
         read: CaseReader,
+        skipped: int = 0,
     ) -> None:
         self.path = path
+        self._skipped = skipped
         self.ids = tuple(ids)
         self.hash = hash
         self._offsets = list(offsets)
@@ -179,13 +183,16 @@ class FileCases(Cases):
     def _lines(self) -> Iterator[tuple[int, bytes]]:
         try:
             with self.path.open("rb") as handle:
-                position = 0
+                position = skipped = offset = 0
                 for raw in handle:
-                    if raw.strip():
-                        if position >= len(self.ids):
-                            raise self._changed(len(self.ids) - 1)
+                    start, offset = offset, offset + len(raw)
+                    if position < len(self.ids) and start == self._offsets[position]:
                         yield position, raw
                         position += 1
+                    elif raw.strip():
+                        skipped += 1
+                        if skipped > self._skipped:
+                            raise self._changed(max(0, position - 1))
         except OSError as exc:
             raise SuiteError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
         if position != len(self.ids):

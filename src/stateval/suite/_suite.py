@@ -131,6 +131,8 @@ class Suite:
         metric_options: Scorer conventions of value precision / recall / F1.
         episodes: The cases' episodes (``episodes:``), each one's case ids in turn order; None
             when the suite does not group its cases.
+        drafts: The ids of the unreviewed drafts left out of the cases (exported from
+            production traces, not corrected yet: no ``expected_post_state``).
     """
 
     path: Path
@@ -152,6 +154,7 @@ class Suite:
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
     episodes: Episodes | None = None
+    drafts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # a suite built or replaced with a plain sequence of cases keeps constant-time lookup
@@ -277,14 +280,14 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
     policies = _policies(model, schema)
     cases_label = label if model.cases.file is None else display_path(base / model.cases.file)
     audit = CaseAudit(model, schema, policies, cases_label)
+    drafts: list[str] = []
     cases, episodes = _load_cases(
-        model.cases, data, text, base, label, problems, model.episodes, audit.add
+        model.cases, data, text, base, label, problems, model.episodes, audit.add, drafts
     )
     _episode_threshold_problems(model, label, line_locator(text), problems)
     if not cases and not problems:
-        problems.append(
-            format_problem(label, line_locator(text)(("cases",)), None, "cases", "no cases")
-        )
+        why = f"no cases ({len(drafts)} unreviewed drafts only)" if drafts else "no cases"
+        problems.append(format_problem(label, line_locator(text)(("cases",)), None, "cases", why))
     problems.extend(slot_problems)
     checks = _load_checks(model.checks, label, line_locator(text), problems)
     if not problems:
@@ -343,6 +346,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         mutator=mutator,
         mutator_description=description,
         judge=judge,
+        drafts=tuple(drafts),
         slot_schema=schema,
         services_key=model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None,
         slices=tuple(model.slices),
@@ -382,10 +386,11 @@ def _load_cases(
     problems: list[str],
     episodes: EpisodesSpec | None = None,
     visit: Callable[[Case], None] | None = None,
+    drafts: list[str] | None = None,
 ) -> tuple[Cases, Episodes | None]:
     """The suite's cases (from its case file or inline) and, with ``episodes``, their episode
     index, appending one line per problem; ``visit`` is called with each valid case as it is
-    read."""
+    read; the ids of unreviewed drafts left out are appended to ``drafts``."""
     if spec is None:
         return MemoryCases(()), None
     indexer = None if episodes is None else EpisodeIndexer(episodes)
@@ -395,14 +400,31 @@ def _load_cases(
         where = display_path(case_path)
         ref = CaseFileRef(label, line_locator(text)(("cases", "file")), spec.file)
         cases = read_case_file(
-            case_path, where, spec.format, spec.confidence, problems, ref, indexer, visit
+            case_path,
+            where,
+            spec.format,
+            spec.confidence,
+            problems,
+            ref,
+            indexer,
+            visit,
+            drafts=drafts,
         )
     else:
         where = label
         raw_items = data["cases"]["inline"]
         records = inline_records(raw_items, line_locator(text, ("cases", "inline")))
         cases = MemoryCases(
-            build_cases(records, label, spec.format, spec.confidence, problems, indexer, visit)
+            build_cases(
+                records,
+                label,
+                spec.format,
+                spec.confidence,
+                problems,
+                indexer,
+                visit,
+                drafts=drafts,
+            )
         )
     if indexer is None or problems:
         return cases, None

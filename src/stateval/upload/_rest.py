@@ -50,13 +50,15 @@ def _now() -> datetime:
 class Example:
     """One dataset example: a case's input, expected output and metadata, under a stable id.
 
-    The id is stored as Phoenix's external example id and in ``metadata["case_id"]``.
+    The id is stored as Phoenix's external example id and in ``metadata["case_id"]``. With a
+    ``span_id`` (16 hex digits) the example links to that span ("View Source Span" in the UI).
     """
 
     case_id: str
     input: Mapping[str, Any]
     output: Mapping[str, Any]
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    span_id: str | None = None
 
     def stored_metadata(self) -> dict[str, Any]:
         """The metadata as uploaded: the given keys plus the case id."""

@@ -168,6 +168,8 @@ class PhoenixUploader:
         }
         if description:
             body["description"] = description
+        if any(e.span_id for e in examples):
+            body["span_ids"] = [e.span_id for e in examples]
         if splits:
             body["splits"] = [list(splits.get(case_id, ())) or None for case_id in ids]
         uploaded = await self._http.call(
