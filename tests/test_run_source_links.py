@@ -97,10 +97,7 @@ def test_a_case_without_gold_that_is_not_a_draft_is_still_a_problem(tmp_path: Pa
     with pytest.raises(SuiteProblemsError) as raised:
         load_suite(_write_suite(tmp_path, [case]))
     [problem] = raised.value.problems
-    assert problem.endswith(
-        "cases.jsonl:1: case 'c1': expected_post_state: required (only an unreviewed draft "
-        "may leave it out)"
-    )
+    assert problem.endswith("cases.jsonl:1: case 'c1': expected_post_state: required")
 
 
 def test_a_suite_of_drafts_only_says_so(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stateval.checks import Criterion
 from stateval.compare import MatchPolicyModel
+from stateval.suite._case import UNREVIEWED, review_status
 
 __all__ = [
     "CaseInputSpec",
@@ -164,8 +165,7 @@ class CaseSpec(_Strict):
     pre_state: dict[str, Any] = Field(default_factory=dict)
     input: CaseInputSpec
     expected_post_state: dict[str, Any] | None = Field(
-        default=None,
-        description="Required, except in an unreviewed draft (metadata.review.status: "
+        description="May be left out only in an unreviewed draft (metadata.review.status: "
         "unreviewed, as stateval traces export writes them), which a suite leaves out.",
     )
     actual_post_state: Any = Field(
@@ -185,6 +185,16 @@ class CaseSpec(_Strict):
     @classmethod
     def _int_id(cls, value: object) -> object:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _draft_without_gold(cls, data: object) -> object:
+        """An unreviewed draft may leave out ``expected_post_state`` (any other case may not)."""
+        if isinstance(data, dict) and "expected_post_state" not in data:
+            metadata = data.get("metadata")
+            if isinstance(metadata, dict) and review_status(metadata) == UNREVIEWED:
+                return {**data, "expected_post_state": None}
+        return data
 
 
 class CasesSpec(_Strict):
