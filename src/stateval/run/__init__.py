@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stateval.run._episodes import SKIPPED, EpisodeScore
+from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, TrajectorySummary, TurnPoint
 from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._outcome import (
@@ -38,7 +38,6 @@ from stateval.run._shard import Shard
 from stateval.run._summary import FieldRow, RunSummary, ThresholdResult, threshold_names
 from stateval.run._tally import JournalScores, RunTally, journaled_scores, summarize
 from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
-from stateval.run._trajectory import FieldTrajectory, TrajectorySummary, TurnPoint
 
 __all__ = [
     "ENV_HOME",

@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from stateval.run._episodes import EpisodeScore
+from stateval.episodes import EpisodeScore
 from stateval.run._journal import Journal, RunHeader
 from stateval.suite import Case
 from stateval.upload import AnnotationBatcher, PhoenixUploader, SessionAnnotationRecord

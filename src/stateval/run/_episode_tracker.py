@@ -2,7 +2,7 @@
 arrives (turns of one episode usually arrive together, so little is held).
 
 `EpisodeTracker` keeps one small `TurnRecord` per turn of the episodes still in progress and
-hands back each episode's `EpisodeScore` (`stateval.run._episodes`) once it is complete.
+hands back each episode's `EpisodeScore` (`stateval.episodes`) once it is complete.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from stateval.compare import Outcome
-from stateval.run._episodes import SKIPPED, EpisodeScore, TurnRecord, score_episode
+from stateval.episodes import SKIPPED, EpisodeScore, TurnRecord, score_episode
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
 from stateval.suite import Case, Episodes

@@ -1,6 +1,6 @@
 """One case through a run: the mutator call (traced), the judge, the journal, the scores, the
 tally and the sinks. The runner feeds it cases concurrently (teacher-forced) or an episode's
-turns in order (free-running, `stateval.run._free_running`)."""
+turns in order (free-running, `stateval.episodes.run_free`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from stateval.episodes import EpisodeScore
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutators import Mutator, bind_case
-from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore

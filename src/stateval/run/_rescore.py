@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from stateval.episodes import EpisodeScore
 from stateval.errors import JournalError, PhoenixUnavailableError
 from stateval.run._episode_tracker import episode_tracker
-from stateval.run._episodes import EpisodeScore
 from stateval.run._experiment_writer import ExperimentSpec
 from stateval.run._journal import Journal
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome

@@ -12,16 +12,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from stateval.episodes import SKIPPED, EpisodeScore, run_free
 from stateval.errors import StatevalError
 from stateval.mutators import Mutator
 from stateval.run._episode_tracker import episode_tracker
-from stateval.run._episodes import EpisodeScore
-from stateval.run._free_running import run_free
 from stateval.run._journal import Journal
 from stateval.run._pipeline import CasePipeline, CaseSpan, SpanFactory, no_span, submit_episode
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
 from stateval.run._tally import RunTally, journaled_results
+from stateval.state import InterpretiveState
 from stateval.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ async def execute(
 
     A free-running run (the journal header's ``mode``) runs each episode's turns in order, each
     from the mutator's post-state of the turn before, episodes concurrently
-    (`stateval.run._free_running`).
+    (`stateval.episodes.run_free`).
 
     Args:
         suite: The suite (its cases are looked up by the journal's planned ids).
@@ -208,8 +208,7 @@ async def execute(
             assert suite.episodes is not None
             await run_free(
                 suite,
-                journal,
-                pipeline,
+                _PipelineTurns(journal, pipeline),
                 tally.episodes.plan,
                 on_error=suite.episodes.on_error,
                 concurrency=concurrency,
@@ -226,6 +225,34 @@ async def execute(
     if not journal.missing and not journal.missing_repetitions:
         await asyncio.to_thread(journal.append_end)
     return tally
+
+
+@dataclass(frozen=True, slots=True)
+class _PipelineTurns:
+    """The `stateval.episodes.TurnRunner` of a run: its journal recalls a turn, its pipeline
+    runs (or records as skipped), journals, scores and hands it on."""
+
+    journal: Journal
+    pipeline: CasePipeline
+
+    def done(self, case_id: str) -> CaseResult | None:
+        record = self.journal.results.get(case_id)
+        return None if record is None else CaseResult.from_dict(record)
+
+    async def run(self, case: Case, pre_state: InterpretiveState | None) -> CaseResult:
+        return await self.pipeline.run(case, pre_state=pre_state)
+
+    async def skip(self, case: Case, failed: str) -> None:
+        await self.pipeline.record(
+            case,
+            CaseResult(
+                case_id=case.id,
+                post_state=None,
+                error=f"not run: turn {failed!r} of its episode failed (episodes.on_error: skip)",
+                error_type=SKIPPED,
+                time_used=0.0,
+            ),
+        )
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

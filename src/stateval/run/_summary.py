@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
 from stateval.compare import FieldMetrics, MetricOptions, RunMetrics
+from stateval.episodes import TrajectorySummary, episode_threshold_values
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
-from stateval.run._trajectory import TrajectorySummary, episode_threshold_values
 from stateval.suite import ThresholdsSpec
 
 __all__ = [

@@ -21,10 +21,10 @@ from stateval.calibration import (
     calibrate_grouped,
 )
 from stateval.compare import StateComparison
+from stateval.episodes import EpisodeScore, TrajectoryTally, episode_threshold_values
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
 from stateval.run._episode_tracker import EpisodeTracker, episode_tracker
-from stateval.run._episodes import EpisodeScore
 from stateval.run._journal import Journal
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
@@ -35,7 +35,6 @@ from stateval.run._summary import (
     field_minimum,
     threshold_results,
 )
-from stateval.run._trajectory import TrajectoryTally, episode_threshold_values
 from stateval.suite import Case, EpisodeMode, Episodes, Suite
 
 __all__ = [

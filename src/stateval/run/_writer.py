@@ -19,9 +19,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 
+from stateval.episodes import EpisodeScore
 from stateval.errors import PhoenixUnavailableError
 from stateval.run._episode_sessions import EpisodeAnnotations
-from stateval.run._episodes import EpisodeScore
 from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._fields_as import (
     FieldAggregates,

@@ -10,9 +10,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stateval.episodes import TrajectoryTally, TurnRecord, episode_threshold_values, score_episode
 from stateval.run import EpisodeScore
-from stateval.run._episodes import TurnRecord, score_episode
-from stateval.run._trajectory import TrajectoryTally, episode_threshold_values
 from stateval.suite import ThresholdsSpec
 
 FIELDS = ("area", "day", "price")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stateval.run._episodes import EpisodeScore, TurnRecord, propagation
+from stateval.episodes._score import EpisodeScore, TurnRecord, propagation
 from stateval.suite import ThresholdsSpec
 
 __all__ = ["FieldTrajectory", "TrajectorySummary", "TrajectoryTally", "TurnPoint"]

@@ -13,28 +13,52 @@ Every result records the pre-state it was given (``CaseResult.pre_state``), so r
 delta scores need no new run. A resumed run reads each episode's journaled turns (a prefix: an
 episode's turns are journaled in order) and starts at its first unfinished turn from the state
 they leave.
+
+The run's machinery (journal, pipeline, results) stays in `stateval.run`: it hands `run_free` a
+`TurnRunner`, which runs, records and recalls one turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from stateval.errors import JournalError
-from stateval.run._episodes import SKIPPED
-from stateval.run._journal import Journal
-from stateval.run._pipeline import CasePipeline
-from stateval.run._results import CaseResult
 from stateval.state import InterpretiveState
 from stateval.suite import Case, Suite
 
-__all__ = ["run_free"]
+__all__ = ["TurnResult", "TurnRunner", "run_free"]
+
+
+class TurnResult(Protocol):
+    """What free-running needs of a turn's result."""
+
+    @property
+    def ok(self) -> bool:
+        """The mutator returned a state."""
+
+    @property
+    def post_state(self) -> InterpretiveState | None:
+        """The state it returned."""
+
+
+class TurnRunner(Protocol):
+    """Runs, records and recalls the turns of a run (`stateval.run` gives one)."""
+
+    def done(self, case_id: str) -> TurnResult | None:
+        """The journaled result of a turn (a resumed run), or None."""
+
+    async def run(self, case: Case, pre_state: InterpretiveState | None) -> TurnResult:
+        """Call the mutator on ``case`` from ``pre_state`` (None: its own), record the result."""
+
+    async def skip(self, case: Case, failed: str) -> None:
+        """Record ``case`` as not run: turn ``failed`` of its episode failed."""
 
 
 async def run_free(
     suite: Suite,
-    journal: Journal,
-    pipeline: CasePipeline,
+    runner: TurnRunner,
     plan: Mapping[str, Sequence[str]],
     *,
     on_error: str,
@@ -42,12 +66,12 @@ async def run_free(
 ) -> None:
     """Run every episode of ``plan`` whose turns are not all journaled (see the module
     docstring), at most ``concurrency`` episodes at once."""
-    todo = [(e, ids) for e, ids in plan.items() if any(c not in journal.results for c in ids)]
+    todo = [(e, ids) for e, ids in plan.items() if any(runner.done(c) is None for c in ids)]
     episodes = iter(todo)
 
     async def worker() -> None:
-        for episode, ids in episodes:  # shared by the workers; next() never awaits
-            await _run_episode(suite, journal, pipeline, episode, ids, on_error)
+        for _, ids in episodes:  # shared by the workers; next() never awaits
+            await _run_episode(suite, runner, ids, on_error)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(max(1, min(concurrency, len(todo)))):
@@ -61,20 +85,13 @@ def _case(suite: Suite, case_id: str) -> Case:
     return case
 
 
-async def _run_episode(
-    suite: Suite,
-    journal: Journal,
-    pipeline: CasePipeline,
-    episode: str,
-    ids: Sequence[str],
-    on_error: str,
-) -> None:
+async def _run_episode(suite: Suite, runner: TurnRunner, ids: Sequence[str], on_error: str) -> None:
     start: InterpretiveState | None = None  # the episode's start state, read when needed
     state: InterpretiveState | None = None  # what the next turn starts from (None: its own)
     failed: str | None = None  # the turn whose failure skips the rest (on_error: skip)
     for position, case_id in enumerate(ids):
-        if case_id in journal.results:  # resumed: the state its journaled turn leaves
-            done = CaseResult.from_dict(journal.results[case_id])
+        done = runner.done(case_id)
+        if done is not None:  # resumed: the state its journaled turn leaves
             if done.ok:
                 state = done.post_state
             elif on_error == "skip" and failed is None:
@@ -82,25 +99,15 @@ async def _run_episode(
             continue
         case = _case(suite, case_id)
         if failed is not None:
-            await pipeline.record(case, _skipped(case, failed))
+            await runner.skip(case, failed)
             continue
         pre = state
         if pre is None and position > 0:  # carrying, before any good state: the start
             if start is None:
                 start = _case(suite, ids[0]).pre_state
             pre = start
-        result = await pipeline.run(case, pre_state=pre)
+        result = await runner.run(case, pre)
         if result.ok:
             state = result.post_state
         elif on_error == "skip":
             failed = case_id
-
-
-def _skipped(case: Case, failed: str) -> CaseResult:
-    return CaseResult(
-        case_id=case.id,
-        post_state=None,
-        error=f"not run: turn {failed!r} of its episode failed (episodes.on_error: skip)",
-        error_type=SKIPPED,
-        time_used=0.0,
-    )
