@@ -453,3 +453,37 @@ def test_evaluators_accept_a_match_policy_for_all_fields() -> None:
     rows = [case(HOTEL, {"hotel.area": "centre", "hotel.stars": 4.0})]
     (strict,) = run(rows, [state_accuracy(MatchPolicy(confidence="ignore"))])
     assert strict["state_accuracy"]["score"] == 1.0
+
+
+def test_rule_checks_run_on_outputs_with_no_gold() -> None:
+    # Without gold there is no `expected`: the checks still bind (no "Path not found:
+    # expected"), so Phoenix goes on to the next evaluator.
+    evaluators = check_evaluators(
+        {
+            "email": [{"type": "regex", "pattern": "@"}],
+            "phone": [{"type": "contains", "value": "5"}],
+        }
+    )
+    output = {"email": "ada at example", "phone": "555"}
+    scores = [ev.evaluate({"output": output})[0] for ev in evaluators]
+    assert [(s.name, s.label) for s in scores] == [
+        ("check:email:regex", "fail"),
+        ("check:phone:contains", "pass"),
+    ]
+    frame = pd.DataFrame([{"output": output}])
+    results = evaluate_dataframe(dataframe=frame, evaluators=evaluators, hide_tqdm_bar=True)
+    assert results["check:email:regex_score"][0]["score"] == 0.0
+    assert results["check:phone:contains_score"][0]["score"] == 1.0
+
+
+def test_delta_evaluators_say_when_the_input_has_no_pre_state() -> None:
+    expected = {"name": "Ada", "phone": "123"}
+    row = {"output": expected, "expected": expected, "input": {"before": {"name": "Ada"}}}
+    missing = changed_fields_accuracy().evaluate(row)[0]
+    assert missing.label == "error"
+    assert "input['pre_state']" in str(missing.explanation)
+    named = changed_fields_accuracy(pre_state_key="before").evaluate(row)[0]
+    assert named.score == 1.0
+    kept = evaluator_set(fields=["name"], pre_state_key="before")
+    scores = {s.name: s for ev in kept[2:4] for s in ev.evaluate(row)}
+    assert scores["preserved_fields_accuracy"].score == 1.0

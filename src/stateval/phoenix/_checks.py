@@ -235,7 +235,8 @@ def check_evaluator(path: str, spec: CheckSpec, *, name: str | None = None) -> E
     ``check:<path>:<check>`` (or ``name``).
 
     A criterion's reference (used by ``exact`` without a ``value``) is the same field of the
-    expected post-state. A field the output lacks scores 0.0 with label ``missing``.
+    expected post-state; ``expected`` is optional, so the check runs on outputs with no gold
+    (production spans) too. A field the output lacks scores 0.0 with label ``missing``.
 
     Raises:
         EvaluationConfigError: The criterion is invalid (checked now, not mid-run).
@@ -249,7 +250,7 @@ def check_evaluator(path: str, spec: CheckSpec, *, name: str | None = None) -> E
         criterion = parse_criteria([spec])[0]
     full = name or f"check:{path}:{_spec_name(criterion if criterion is not None else spec)}"
 
-    def evaluate(output: Any, expected: Any) -> Score:
+    def evaluate(output: Any, expected: Any = None) -> Score:
         value, problem = _target(output, path)
         if problem is not None:
             return problem
@@ -262,7 +263,7 @@ def check_evaluator(path: str, spec: CheckSpec, *, name: str | None = None) -> E
             reference = None
         return _score(criterion.check(value, reference))
 
-    return code_evaluator(full, ("output", "expected"), evaluate)
+    return code_evaluator(full, ("output", "expected"), evaluate, optional=("expected",))
 
 
 def check_evaluators(checks_by_path: Mapping[str, Sequence[CheckSpec]]) -> list[Evaluator]:

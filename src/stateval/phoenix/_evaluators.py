@@ -20,6 +20,7 @@ judge could not rule on scores 0.0 with label ``judge_error``.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -67,14 +68,29 @@ def read_policies(policies: Policies) -> FieldPolicies:
     return FieldPolicies.from_mapping(policies)
 
 
-def code_evaluator(name: str, params: tuple[str, ...], fn: Callable[..., Score]) -> Evaluator:
+def code_evaluator(
+    name: str,
+    params: tuple[str, ...],
+    fn: Callable[..., Score],
+    optional: tuple[str, ...] = (),
+) -> Evaluator:
     """``create_evaluator(name=name, kind="code")`` over ``fn`` taking exactly ``params``.
 
     The signature is set explicitly (Phoenix builds its input schema from it, resolving string
-    annotations in its own module).
+    annotations in its own module). Parameters in ``optional`` default to None, so an
+    evaluation input without them (no gold: no ``expected``) still binds instead of failing
+    with Phoenix's ``Path not found``.
     """
     fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=Any) for p in params]
+        [
+            inspect.Parameter(
+                p,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Any,
+                **({"default": None} if p in optional else {}),
+            )
+            for p in params
+        ]
     )
     evaluator: Evaluator = create_evaluator(name=name, kind="code")(fn)
     return evaluator
@@ -175,7 +191,7 @@ def overall_match(policies: Policies = None, *, judge: FieldJudge | None = None)
 
 
 def _delta_evaluator(
-    name: str, view: str, policies: Policies, judge: FieldJudge | None
+    name: str, view: str, policies: Policies, judge: FieldJudge | None, pre_state_key: str
 ) -> Evaluator:
     resolved = read_policies(policies)
 
@@ -183,8 +199,14 @@ def _delta_evaluator(
         case = read_case(output, expected)
         if isinstance(case, Score):
             return case
+        given = _json_object(input)
+        if not isinstance(given, Mapping) or pre_state_key not in given:
+            return error_score(
+                f"{name} needs the pre-state in input[{pre_state_key!r}] and the input has "
+                "no such key (pass pre_state_key= to name another)"
+            )
         try:
-            pre = pre_state_of(input)
+            pre = pre_state_of({"pre_state": given[pre_state_key]})
         except StateError as exc:
             return error_score(str(exc))
         scores = _scores(case, resolved, judge, pre=pre)[0]
@@ -195,26 +217,46 @@ def _delta_evaluator(
     return code_evaluator(name, ("output", "expected", "input"), evaluate)
 
 
+def _json_object(value: Any) -> Any:
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def changed_fields_accuracy(
-    policies: Policies = None, *, judge: FieldJudge | None = None
+    policies: Policies = None,
+    *,
+    judge: FieldJudge | None = None,
+    pre_state_key: str = "pre_state",
 ) -> Evaluator:
     """``changed_fields_accuracy``: accuracy over the fields the case expects to change.
 
-    Needs the pre-state in ``input["pre_state"]``. A case that expects no change gets no score
-    and label ``empty`` when the mutator changed nothing either, 0.0 when it set a field.
+    Needs the pre-state in ``input[pre_state_key]`` (a null one is the empty state); an input
+    without that key scores 0.0 with label ``error`` saying so. A case that expects no change
+    gets no score and label ``empty`` when the mutator changed nothing either, 0.0 when it set
+    a field.
     """
-    return _delta_evaluator("changed_fields_accuracy", "changed", policies, judge)
+    return _delta_evaluator("changed_fields_accuracy", "changed", policies, judge, pre_state_key)
 
 
 def preserved_fields_accuracy(
-    policies: Policies = None, *, judge: FieldJudge | None = None
+    policies: Policies = None,
+    *,
+    judge: FieldJudge | None = None,
+    pre_state_key: str = "pre_state",
 ) -> Evaluator:
     """``preserved_fields_accuracy``: accuracy over the fields the case expects to be kept.
 
-    Needs the pre-state in ``input["pre_state"]``. A case that keeps no field gets no score and
-    label ``empty``.
+    Needs the pre-state in ``input[pre_state_key]`` (a null one is the empty state); an input
+    without that key scores 0.0 with label ``error`` saying so. A case that keeps no field gets
+    no score and label ``empty``.
     """
-    return _delta_evaluator("preserved_fields_accuracy", "preserved", policies, judge)
+    return _delta_evaluator(
+        "preserved_fields_accuracy", "preserved", policies, judge, pre_state_key
+    )
 
 
 def slot_accuracy(

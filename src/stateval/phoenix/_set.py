@@ -40,6 +40,7 @@ def evaluator_set(
     *,
     services_key: str | None = None,
     delta: bool = True,
+    pre_state_key: str = "pre_state",
     judge_cache: JudgeCache | None = None,
     every_field: bool = False,
 ) -> list[SuiteEvaluator]:
@@ -65,7 +66,8 @@ def evaluator_set(
         services_key: With a schema by service, ``slot_accuracy`` counts only the slots of
             the services this example metadata key lists (see `slot_accuracy`).
         delta: Include ``changed_fields_accuracy`` / ``preserved_fields_accuracy`` (they need
-            ``input["pre_state"]``).
+            the pre-state in ``input[pre_state_key]``; an input without it scores ``error``).
+        pre_state_key: The example input key holding the pre-state.
         judge_cache: The cache for a judge built from ``judge_llm`` (a fresh one by default).
         every_field: One evaluator per listed field, scoring absent fields too.
 
@@ -91,8 +93,8 @@ def evaluator_set(
         overall_match(resolved, judge=judge),
     ]
     if delta:
-        out.append(changed_fields_accuracy(resolved, judge=judge))
-        out.append(preserved_fields_accuracy(resolved, judge=judge))
+        out.append(changed_fields_accuracy(resolved, judge=judge, pre_state_key=pre_state_key))
+        out.append(preserved_fields_accuracy(resolved, judge=judge, pre_state_key=pre_state_key))
     if schema is not None:
         slots = schema if isinstance(schema, Mapping) else list(schema)
         out.append(slot_accuracy(slots, resolved, services_key=services_key, judge=judge))

@@ -1,0 +1,178 @@
+"""Whether an input supports a value: the forms a written value may take in a message.
+
+`Grounding` reads a message once and then answers `supports(value)` for many values. A value is
+supported when it appears in the message in one of these forms (`FORMS`):
+
+* ``literal``: the value's text, compared with case folded and runs of spaces and punctuation
+  made one space (``"Ada  Lovelace"`` is supported by ``"ada lovelace,"``);
+* ``number``: a number equal to one written in the message (``1,500`` and ``1500.0``);
+* ``date``: a date equal to one written in the message as ``2027-01-31``, ``31/01/2027``,
+  ``01/31/2027``, ``31.01.2027``, ``January 31, 2027``, ``31 Jan 2027`` (day-month and
+  month-day both read when ambiguous);
+* ``phone``: a phone number whose digits (at least 7) end the digits of a phone-like run in the
+  message, or are ended by them (``212-555-0142`` and ``+1 (212) 555 0142``).
+
+A list is supported when each item is; booleans and null are not checkable (`supports` returns
+None).
+
+Example:
+    >>> g = Grounding("Call me on +1 (212) 555 0142 before 31 Jan 2027, budget 1,500 EUR")
+    >>> g.supports("2125550142"), g.supports("2027-01-31"), g.supports(1500), g.supports("EUR")
+    ('phone', 'date', 'number', 'literal')
+    >>> g.supports("555-0199") is False
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+__all__ = ["FORMS", "Grounding", "mentions_word"]
+
+FORMS = ("literal", "number", "date", "phone")
+"""The forms in which a value counts as written in a message, in the order they are tried."""
+
+_SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
+_PHONE = re.compile(r"\+?\(?\d[\d\s().-]{5,}\d")
+_MONTHS = {
+    name: index
+    for index, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_NUMERIC = re.compile(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b")
+_MONTH_FIRST = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.IGNORECASE)
+_DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(\d{4})", re.IGNORECASE)
+_MIN_PHONE_DIGITS = 7
+
+
+def _words(text: str) -> str:
+    return " " + _SEPARATORS.sub(" ", text.casefold()).strip() + " "
+
+
+def _date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _dates(text: str) -> set[date]:
+    found: set[date] = set()
+    for y, m, d in _ISO.findall(text):
+        found.add(_date(int(y), int(m), int(d)) or date.min)
+    for a, b, y in _NUMERIC.findall(text):
+        found.add(_date(int(y), int(b), int(a)) or date.min)  # day first
+        found.add(_date(int(y), int(a), int(b)) or date.min)  # month first
+    for month, d, y in _MONTH_FIRST.findall(text):
+        found.add(_date(int(y), _MONTHS[month.casefold()], int(d)) or date.min)
+    for d, month, y in _DAY_FIRST.findall(text):
+        found.add(_date(int(y), _MONTHS[month.casefold()], int(d)) or date.min)
+    found.discard(date.min)
+    return found
+
+
+def _numbers(text: str) -> set[float]:
+    out: set[float] = set()
+    for raw in _NUMBER.findall(text):
+        try:
+            out.add(float(raw.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d,]*\d(\.\d+)?\s*", value):
+        try:
+            return float(value.replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def mentions_word(text: str, word: str) -> bool:
+    """Whether ``text`` holds a word starting like ``word`` (its first five letters, or all of a
+    shorter one): ``renewal`` is mentioned by ``renew`` and ``renewed``, ``phone`` by
+    ``phones`` but not by ``number``."""
+    stem = word.casefold()[:5]
+    return re.search(r"\b" + re.escape(stem), text.casefold()) is not None
+
+
+class Grounding:
+    """A message read once, asked whether it supports values (see the module docstring)."""
+
+    __slots__ = ("_dates", "_numbers", "_phones", "_text", "_words")
+
+    def __init__(self, message: str) -> None:
+        self._text = message
+        self._words = _words(message)
+        self._numbers: set[float] | None = None
+        self._dates: set[date] | None = None
+        self._phones: list[str] | None = None
+
+    def supports(self, value: Any) -> str | bool | None:
+        """The form in which the message holds ``value`` (one of `FORMS`), False when it holds
+        it in none, None when the value cannot be checked (a boolean, null, empty text or an
+        object)."""
+        if value is None or isinstance(value, bool | dict):
+            return None
+        if isinstance(value, list):
+            forms = [self.supports(item) for item in value]
+            if any(form is False for form in forms):
+                return False
+            found = [form for form in forms if isinstance(form, str)]
+            return found[0] if found else None
+        text = str(value)
+        words = _words(text)
+        if not words.strip():
+            return None
+        if words in self._words:
+            return "literal"
+        number = _as_number(value)
+        if number is not None:
+            if self._numbers is None:
+                self._numbers = _numbers(self._text)
+            if number in self._numbers:
+                return "number"
+        wanted = _dates(text) if isinstance(value, str) else set()
+        if wanted:
+            if self._dates is None:
+                self._dates = _dates(self._text)
+            if wanted & self._dates:
+                return "date"
+        digits = _digits(text)
+        if len(digits) >= _MIN_PHONE_DIGITS and len(digits) * 2 >= len(_SEPARATORS.sub("", text)):
+            if self._phones is None:
+                self._phones = [_digits(m) for m in _PHONE.findall(self._text)]
+            if any(p.endswith(digits) or digits.endswith(p) for p in self._phones if len(p) >= 7):
+                return "phone"
+        return False
