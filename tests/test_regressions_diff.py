@@ -146,7 +146,7 @@ def test_repetitions_compare_each_case_mean() -> None:
     assert (diff.base_repetitions, diff.cand_repetitions) == (3, 3)
 
 
-def test_error_rate_and_time_regress_when_they_go_up() -> None:
+def test_error_rate_regresses_when_it_goes_up_and_time_is_not_judged() -> None:
     base = ScoredRun(
         "b", {f"c{i}": (Observation({}, error=False, time_used=0.1),) for i in range(30)}
     )
@@ -156,7 +156,7 @@ def test_error_rate_and_time_regress_when_they_go_up() -> None:
     metrics = {m.name: m for m in diff_runs(base, cand, resamples=500).metrics}
     assert metrics["error_rate"].verdict == "regressed"
     assert metrics["error_rate"].change == pytest.approx(20 / 30)
-    assert metrics["mean_time"].verdict == "regressed"
+    assert metrics["mean_time"].verdict == "not judged"  # machine load, not the mutator
     assert not metrics["mean_time"].higher_is_better
 
 

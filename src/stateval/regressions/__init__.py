@@ -1,7 +1,8 @@
 """Regressions: is the candidate run worse than the baseline, per field, and is it real?
 
 `diff_runs` pairs two runs' cases by case id and gives each field an exact McNemar verdict
-(Holm-corrected across fields) and each run-level metric a seeded paired bootstrap interval.
+(Tarone's and Holm's corrections across fields) and each run-level metric a seeded paired
+bootstrap interval.
 Runs come from the local journal or from Phoenix experiments (`RunResolver`); `gate_result`
 checks a diff against a suite's ``thresholds.regressions`` block; `print_diff` and
 `markdown_diff` render it. ``stateval diff BASE CAND`` is the command.
@@ -9,7 +10,14 @@ checks a diff against a suite's ``thresholds.regressions`` block; `print_diff` a
 
 from __future__ import annotations
 
-from stateval.regressions._diff import FieldDiff, MetricDiff, RunDiff, Verdict, diff_runs
+from stateval.regressions._diff import (
+    FieldDiff,
+    MetricDiff,
+    MetricVerdict,
+    RunDiff,
+    Verdict,
+    diff_runs,
+)
 from stateval.regressions._gate import DEFAULT_GATE, gate_result
 from stateval.regressions._links import compare_url, regression_filter
 from stateval.regressions._metrics import RUN_METRICS, RunMetric
@@ -30,6 +38,7 @@ from stateval.regressions._stats import (
     holm,
     mcnemar_exact,
     paired_bootstrap,
+    tarone_testable,
 )
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "FieldStability",
     "Interval",
     "MetricDiff",
+    "MetricVerdict",
     "Observation",
     "RunDiff",
     "RunMetric",
@@ -65,4 +75,5 @@ __all__ = [
     "read_experiment",
     "regression_filter",
     "tag_baseline",
+    "tarone_testable",
 ]

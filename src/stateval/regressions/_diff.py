@@ -3,10 +3,12 @@
 Cases are paired by case id. Per field, a paired case *regressed* when its correctness (the
 mean over its repetitions) is lower in the candidate, *improved* when higher; the exact
 McNemar test on those discordant pairs (a sign test once repetitions make correctness a
-fraction) gives a p-value, and Holm's correction across fields controls the chance of any
-false verdict. A field counts in a case when either run evaluated it there; a run that did not
-evaluate it (nothing expected, nothing produced) has it right. Run-level metrics get a seeded
-paired bootstrap interval of their difference.
+fraction) gives a p-value. Fields with too few discordant pairs to ever be significant are
+left out of the family (Tarone's correction for discrete tests), and Holm's correction across
+the testable fields controls the chance of any false verdict. A field counts in a case when
+either run evaluated it there; a run that did not evaluate it (nothing expected, nothing
+produced) has it right. Run-level metrics get a seeded paired bootstrap interval of their
+difference.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from typing import Any, Literal
 from stateval.regressions._links import compare_url, regression_filter
 from stateval.regressions._metrics import RUN_METRICS, case_ratio
 from stateval.regressions._scores import FIELD_PREFIX, Observation, ScoredRun
-from stateval.regressions._stats import Interval, holm, mcnemar_exact, paired_bootstrap
+from stateval.regressions._stats import (
+    Interval,
+    holm,
+    mcnemar_exact,
+    paired_bootstrap,
+    tarone_testable,
+)
 
-__all__ = ["FieldDiff", "MetricDiff", "RunDiff", "Verdict", "diff_runs"]
+__all__ = ["FieldDiff", "MetricDiff", "MetricVerdict", "RunDiff", "Verdict", "diff_runs"]
 
 Verdict = Literal["regressed", "improved", "no evidence"]
+MetricVerdict = Literal["regressed", "improved", "no evidence", "not judged"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +46,8 @@ class FieldDiff:
         base_accuracy: Mean correctness over the ``n`` cases in the baseline.
         cand_accuracy: The same in the candidate.
         p_value: Exact McNemar p-value on the discordant pairs.
-        p_adjusted: ``p_value`` after Holm's correction across fields.
+        p_adjusted: ``p_value`` after Holm's correction across the testable fields; 1.0 for a
+            field with too few discordant pairs to be significant (Tarone).
         verdict: ``regressed`` / ``improved`` when ``p_adjusted < alpha``, else ``no evidence``.
         regressed_cases: The case ids that regressed.
         improved_cases: The case ids that improved.
@@ -103,7 +113,8 @@ class MetricDiff:
         cand: Its candidate value.
         interval: The bootstrap interval of ``cand - base`` (None with fewer than 2 cases).
         higher_is_better: False for error rate and time.
-        verdict: ``regressed`` / ``improved`` when the interval excludes zero.
+        verdict: ``regressed`` / ``improved`` when the interval excludes zero; ``not judged``
+            for time per call (it measures the machine's load as much as the mutator).
     """
 
     name: str
@@ -112,7 +123,7 @@ class MetricDiff:
     cand: float | None
     interval: Interval | None
     higher_is_better: bool
-    verdict: Verdict
+    verdict: MetricVerdict
 
     @property
     def change(self) -> float | None:
@@ -148,6 +159,8 @@ class RunDiff:
         fields: Per-field verdicts: regressions first (largest drop first), then the rest.
         metrics: Run-level metrics that either run measures.
         alpha: The significance level of the field verdicts (after Holm).
+        tested_fields: Fields with enough discordant pairs to be significant (Tarone's
+            testable family, which Holm corrects over).
         seed: The bootstrap's seed.
         resamples: Bootstrap resamples.
         base_repetitions: Most repetitions of a baseline case.
@@ -170,6 +183,7 @@ class RunDiff:
     cand_repetitions: int = 1
     base_url: str | None = None
     cand_url: str | None = None
+    tested_fields: int = 0
 
     @property
     def regressed_fields(self) -> tuple[FieldDiff, ...]:
@@ -197,6 +211,7 @@ class RunDiff:
             "removed": list(self.removed),
             "added": list(self.added),
             "alpha": self.alpha,
+            "tested_fields": self.tested_fields,
             "seed": self.seed,
             "resamples": self.resamples,
             "base_repetitions": self.base_repetitions,
@@ -269,8 +284,8 @@ def _metric_diffs(
             seed=seed,
             resamples=resamples,
         )
-        verdict: Verdict = "no evidence"
-        if interval is not None and interval.excludes_zero:
+        verdict: MetricVerdict = "no evidence" if metric.judged else "not judged"
+        if metric.judged and interval is not None and interval.excludes_zero:
             better = (interval.low > 0) == metric.higher_is_better
             verdict = "improved" if better else "regressed"
         out.append(
@@ -300,7 +315,7 @@ def diff_runs(
     Args:
         base: The baseline run.
         cand: The candidate run.
-        alpha: Significance level of the field verdicts, after Holm's correction.
+        alpha: Significance level of the field verdicts, after Tarone's and Holm's corrections.
         seed: Seeds the bootstrap (the same inputs and seed give the same intervals).
         resamples: Bootstrap resamples per metric.
 
@@ -320,8 +335,12 @@ def diff_runs(
     added = tuple(sorted(set(cand.cases) - set(base.cases)))
     counts = _field_counts(base, cand, paired)
     paths = sorted(counts)
-    raw = [mcnemar_exact(len(counts[p].regressed), len(counts[p].improved)) for p in paths]
-    adjusted = holm(raw)
+    worse = [len(counts[p].regressed) for p in paths]
+    better = [len(counts[p].improved) for p in paths]
+    raw = [mcnemar_exact(w, b) for w, b in zip(worse, better, strict=True)]
+    testable = tarone_testable([w + b for w, b in zip(worse, better, strict=True)], alpha)
+    family = iter(holm([p for p, t in zip(raw, testable, strict=True) if t]))
+    adjusted = [next(family) if t else 1.0 for t in testable]
     link = _shared_link(base, cand)
     fields: list[FieldDiff] = []
     for path, p_value, p_adj in zip(paths, raw, adjusted, strict=True):
@@ -367,6 +386,7 @@ def diff_runs(
         cand_repetitions=cand.repetitions,
         base_url=None if base.experiment is None else base.experiment.url,
         cand_url=None if cand.experiment is None else cand.experiment.url,
+        tested_fields=sum(testable),
     )
 
 

@@ -92,11 +92,15 @@ class RunMetric:
         name: As in the run summary (``joint_goal_accuracy``...).
         higher_is_better: False for error rate and time.
         extract: One observation's (numerator, denominator), or None when not measured.
+        judged: False when the metric is shown but given no verdict: time per call depends
+            on the machine's load during each run as much as on the mutator, and load is
+            shared by all of a run's cases, so no resampling of cases can tell them apart.
     """
 
     name: str
     higher_is_better: bool
     extract: Callable[[Observation], tuple[float, float] | None]
+    judged: bool = True
 
 
 RUN_METRICS: tuple[RunMetric, ...] = (
@@ -111,7 +115,7 @@ RUN_METRICS: tuple[RunMetric, ...] = (
     RunMetric("changed_fields_accuracy", True, _score("changed_fields_accuracy")),
     RunMetric("preserved_fields_accuracy", True, _score("preserved_fields_accuracy")),
     RunMetric("error_rate", False, _error),
-    RunMetric("mean_time", False, _time),
+    RunMetric("mean_time", False, _time, judged=False),
 )
 """Every run-level metric of a `stateval.run.RunSummary`, in report order."""
 

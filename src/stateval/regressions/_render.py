@@ -10,7 +10,12 @@ from stateval.regressions._diff import FieldDiff, MetricDiff, RunDiff
 
 __all__ = ["markdown_diff", "print_diff"]
 
-_STYLE = {"regressed": "bold red", "improved": "green", "no evidence": "dim"}
+_STYLE = {
+    "regressed": "bold red",
+    "improved": "green",
+    "no evidence": "dim",
+    "not judged": "dim",
+}
 _SHOWN_CASES = 8
 
 
@@ -114,7 +119,10 @@ def print_diff(diff: RunDiff, console: Console, *, max_fields: int = 25) -> None
             console.print(f"{row.path}: {row.compare_url}", soft_wrap=True)
     regressed = len(diff.regressed_fields)
     improved = len(diff.improved_fields)
-    verdict = f"{regressed} field(s) regressed, {improved} improved (alpha {diff.alpha}, Holm)"
+    verdict = (
+        f"{regressed} field(s) regressed, {improved} improved (alpha {diff.alpha}, Holm over "
+        f"{diff.tested_fields} testable field(s))"
+    )
     console.print(Text(verdict, style="bold red" if regressed else "bold green"))
 
 
@@ -181,8 +189,9 @@ def markdown_diff(diff: RunDiff) -> str:
         lines.append("")
     quiet = len(diff.fields) - len(regressed) - len(improved)
     lines.append(
-        f"{quiet} other field(s): no evidence of a change (exact McNemar, Holm-corrected, "
-        f"alpha {diff.alpha})."
+        f"{quiet} other field(s): no evidence of a change (exact McNemar, Holm-corrected over "
+        f"the {diff.tested_fields} field(s) with enough changed cases to be significant "
+        f"(Tarone), alpha {diff.alpha})."
     )
     return "\n".join(lines) + "\n"
 

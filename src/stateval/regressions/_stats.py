@@ -1,5 +1,5 @@
-"""The two tests behind every verdict: exact McNemar with Holm's correction for fields, and a
-seeded paired bootstrap interval for run-level metrics.
+"""The two tests behind every verdict: exact McNemar with Tarone's and Holm's corrections for
+fields, and a seeded paired bootstrap interval for run-level metrics.
 
 scipy does the statistics (`scipy.stats.binomtest`, `scipy.stats.bootstrap`); Holm's step-down
 is the few lines below because scipy has no family-wise correction and statsmodels is too heavy
@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-__all__ = ["Interval", "bootstrap_mean", "holm", "mcnemar_exact", "paired_bootstrap"]
+__all__ = [
+    "Interval",
+    "bootstrap_mean",
+    "holm",
+    "mcnemar_exact",
+    "paired_bootstrap",
+    "tarone_testable",
+]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,6 +65,28 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * pvalues[index]))
         adjusted[index] = running
     return adjusted
+
+
+def tarone_testable(discordant: Sequence[int], alpha: float) -> list[bool]:
+    """Which fields can reach significance at all (Tarone 1990, for discrete tests).
+
+    A field with ``n`` discordant pairs has an exact McNemar p-value of at least
+    ``2 / 2**n``: with none, or with five or fewer at alpha 0.05, it can never be significant,
+    and counting it in a family-wise correction only dilutes the fields that can. Tarone's K is
+    the smallest K whose fields with minimum p <= alpha / K number at most K; those fields are
+    the testable ones. Given the discordant counts (the exact test conditions on them) the
+    family is fixed, so Holm over it keeps the chance of any false verdict at or below alpha.
+
+    Example:
+        >>> tarone_testable([0, 0, 3, 10], 0.05)   # 10 pairs: min p 0.002; 3 pairs: 0.25
+        [False, False, False, True]
+    """
+    minimum = [min(1.0, 2.0 ** (1 - n)) for n in discordant]  # mcnemar_exact(n, 0)
+    for k in range(1, len(minimum) + 1):
+        chosen = [p <= alpha / k for p in minimum]
+        if sum(chosen) <= k:
+            return chosen
+    return [False] * len(minimum)
 
 
 @dataclass(frozen=True, slots=True)

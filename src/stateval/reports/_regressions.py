@@ -19,7 +19,12 @@ if TYPE_CHECKING:
 __all__ = ["diff_html_report", "regression_section", "write_diff_html_report"]
 
 _SHOWN_CASES = 10
-_VERDICT_CLASS = {"regressed": "bad", "improved": "good", "no evidence": "muted"}
+_VERDICT_CLASS = {
+    "regressed": "bad",
+    "improved": "good",
+    "no evidence": "muted",
+    "not judged": "muted",
+}
 
 
 def _signed(value: float | None, *, seconds: bool = False) -> str:
@@ -128,7 +133,7 @@ def regression_section(diff: RunDiff) -> HtmlSection:
     verdict = (
         f'<p><span class="{"bad" if regressed else "good"}">{regressed} field(s) regressed, '
         f"{improved} improved</span> (exact McNemar on the paired cases, Holm-corrected across "
-        f"fields, alpha {diff.alpha}).</p>"
+        f"the {diff.tested_fields} testable field(s) (Tarone), alpha {diff.alpha}).</p>"
     )
     head = (
         "field",
