@@ -41,9 +41,10 @@ from stateval.compare._field_policies import IGNORED as _IGNORED
 from stateval.compare._field_policies import STRICT as _STRICT
 from stateval.compare._field_policies import STRICT_VALUE as _STRICT_VALUE
 from stateval.compare._field_policies import FieldPolicies
-from stateval.compare._match import match_confidence, match_values
+from stateval.compare._match import Verdict, match_confidence, match_values
 from stateval.compare._normalize import json_equal
 from stateval.compare._policy import MatchPolicy
+from stateval.compare._records import RecordAlignment, align_records, is_records
 from stateval.errors import ComparisonError
 from stateval.state import InterpretiveState, ValueConfidence
 
@@ -83,6 +84,7 @@ class FieldComparison:
         value_matched: Whether the values matched (None unless both sides are present).
         confidence_matched: Whether the confidences matched (None unless both are present).
         policy: The policy that decided (None when the default seed rule was used).
+        records: How the items of two lists of records lined up (``list_mode: align``).
     """
 
     path: str
@@ -94,6 +96,7 @@ class FieldComparison:
     value_matched: bool | None = None
     confidence_matched: bool | None = None
     policy: MatchPolicy | None = dataclass_field(default=None, repr=False)
+    records: RecordAlignment | None = dataclass_field(default=None, repr=False)
     _explanation: str | None = dataclass_field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -147,6 +150,8 @@ class FieldComparison:
             out["similarity"] = self.similarity
         if self.wants_judge:
             out["wants_judge"] = True
+        if self.records is not None:
+            out["items"] = [item.to_dict() for item in self.records.items]
         return out
 
 
@@ -451,8 +456,13 @@ def compare_field(
     expected: ValueConfidence | None,
     actual: ValueConfidence | None,
     policy: MatchPolicy | None = None,
+    *,
+    policies: FieldPolicies | None = None,
 ) -> FieldComparison:
     """Compare one path's best candidates under ``policy`` (the seed rule when None).
+
+    Under ``list_mode: align``, two lists of records are paired item by item and their
+    sub-fields compared under ``policies`` (``<path>[].<key>``; the seed rule when None).
 
     Raises:
         ComparisonError: Both candidates are None.
@@ -465,7 +475,19 @@ def compare_field(
     if expected is None:
         return FieldComparison(path, FieldStatus.EXTRA, None, actual, "extra")
     policy = _SEED_RULE if policy is None else policy
-    value = match_values(policy, expected.value, actual.value)
+    records = None
+    if policy.list_mode == "align" and is_records(expected.value) and is_records(actual.value):
+        records = align_records(
+            path,
+            expected.value,
+            actual.value,
+            FieldPolicies.of(policies),
+            threshold=policy.item_threshold,
+            key=policy.item_key,
+        )
+        value = Verdict(records.all_matched, records.score, records.summary())
+    else:
+        value = match_values(policy, expected.value, actual.value)
     conf = match_confidence(policy, expected.confidence, actual.confidence)
     if value.matched and conf.matched:
         status, what = FieldStatus.MATCHING, "match"
@@ -488,6 +510,7 @@ def compare_field(
         value_matched=value.matched,
         confidence_matched=conf.matched,
         policy=recorded,
+        records=records,
     )
 
 
@@ -592,7 +615,9 @@ def _decide(
                 same = ec == ac
             status = _MATCHING if same else _MISMATCHED
         else:
-            done = compare_field(path, expected.best(path), actual.best(path), policy)
+            done = compare_field(
+                path, expected.best(path), actual.best(path), policy, policies=resolved
+            )
             decided[len(out_paths)] = done
             status = done.status
         out_paths.append(path)
@@ -600,7 +625,9 @@ def _decide(
 
     def make(i: int) -> FieldComparison:
         path = out_paths[i]
-        return compare_field(path, expected.best(path), actual.best(path), plan(path)[0])
+        return compare_field(
+            path, expected.best(path), actual.best(path), plan(path)[0], policies=resolved
+        )
 
     return out_paths, statuses, make, decided
 

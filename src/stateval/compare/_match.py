@@ -10,6 +10,7 @@ from rapidfuzz import fuzz
 
 from stateval.compare._normalize import json_equal, parse_number
 from stateval.compare._policy import MatchPolicy
+from stateval.compare._typed import COMPARATORS, Unreadable
 
 __all__ = ["Verdict", "match_confidence", "match_values"]
 
@@ -93,7 +94,23 @@ def _as_sets(policy: MatchPolicy, expected: list[Any], actual: list[Any]) -> Ver
     return Verdict(ok, note="as sets")
 
 
+def _typed(policy: MatchPolicy, kind: str, expected: Any, actual: Any) -> Verdict:
+    comparator = COMPARATORS[kind]
+    read = []
+    for side, value in (("expected", expected), ("actual", actual)):
+        try:
+            read.append(comparator.read(value, policy))
+        except Unreadable as exc:
+            return Verdict(False, note=f"cannot read {side} {value!r} as {comparator.what}: {exc}")
+    if comparator.close(read[0], read[1], policy):
+        return Verdict(True, note="" if expected == actual else f"same {kind}")
+    return Verdict(False, note=f"another {kind}")
+
+
 def _match(policy: MatchPolicy, expected: Any, actual: Any) -> Verdict:
+    kind = policy.comparator
+    if kind is not None and not isinstance(expected, list):
+        return _typed(policy, kind, expected, actual)
     if policy.numeric_tolerance is not None:
         words = "number_words" in policy.normalize
         e, a = parse_number(expected, words), parse_number(actual, words)

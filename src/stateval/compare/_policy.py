@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_type_h
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from stateval.compare._normalize import NORMALIZERS, Normalizer, normalize_text
+from stateval.compare._typed import COMPARATORS
 from stateval.errors import PolicyError
 
 __all__ = [
     "NORMALIZERS",
     "ConfidenceMode",
+    "DateOrder",
     "ListMode",
     "MatchPolicy",
     "MatchPolicyModel",
@@ -42,7 +44,8 @@ __all__ = [
 ]
 
 ConfidenceMode: TypeAlias = Literal["exact", "ignore"]
-ListMode: TypeAlias = Literal["exact", "set", "any_of"]
+ListMode: TypeAlias = Literal["exact", "set", "any_of", "align"]
+DateOrder: TypeAlias = Literal["DMY", "MDY", "YMD"]
 ScoreMode: TypeAlias = Literal["binary", "similarity"]
 
 
@@ -93,13 +96,28 @@ class MatchPolicy:
         list_mode: ``"exact"`` compares lists element by element in order; ``"set"`` ignores
             order and duplicates; ``"any_of"`` reads the expected value as accepted
             alternatives (a list, or a string split by ``alternatives_separator``) and matches
-            when the actual value matches any of them.
+            when the actual value matches any of them; ``"align"`` reads a list of records
+            (objects) and pairs expected and actual items one to one (``item_key``, else the
+            optimal assignment on item similarity), each item's sub-fields compared under the
+            policies of ``<path>[].<key>`` (see ``_records.py``).
+        item_key: With ``"align"``: the dotted key of an item's id; items pair by equal ids.
+        item_threshold: With ``"align"``: items less similar than this (in [0, 1]) stay
+            unpaired (a missing and an extra item).
+        comparator: A typed comparator of `COMPARATORS` (``date``, ``datetime``, ``phone``,
+            ``money``, ``email``, ``unit``): values are read into a canonical form first.
+        date_order: How a numeric day/month date reads (``DMY``, ``MDY``); unset, such dates
+            are refused, never guessed.
+        date_tolerance: Dates (days apart) or datetimes within this many days match.
+        phone_region: The region (``GB``, ``US``...) of phone numbers written without ``+``.
+        weight: The field's weight in ``weighted_state_accuracy`` and in an item's similarity
+            (a positive number; 1 by default).
         alternatives_separator: With ``"any_of"``, splits an expected string, e.g. ``"|"``.
         fuzzy: Strings whose `rapidfuzz.fuzz.ratio` / 100 (after normalisation and synonyms)
             is at least this threshold in [0, 1] match; the ratio is reported as similarity.
         score: ``"binary"`` scores the field 1.0 when it matches and 0.0 otherwise;
             ``"similarity"`` (needs ``fuzzy``) scores it with the fuzzy similarity instead, as
-            SGD's scorer does for free-form slots (matching still follows the threshold).
+            SGD's scorer does for free-form slots (matching still follows the threshold); with
+            ``list_mode: align``, with the aligned list's score.
         judge: ``"llm"`` asks the Phoenix layer to have an LLM judge a value the deterministic
             rule calls different (compare itself never calls an LLM).
         rubric: Instructions for that judge.
@@ -144,13 +162,44 @@ class MatchPolicy:
     )
     score: ScoreMode = _option(
         "binary",
-        doc="'binary': 1 or 0; 'similarity' (needs fuzzy): the fuzzy similarity.",
+        doc="'binary': 1 or 0; 'similarity' (needs fuzzy or list_mode 'align'): the fuzzy "
+        "similarity, or the aligned list's score.",
     )
     judge: Literal["llm"] | None = _option(
         doc="'llm': an LLM judge decides values the rule calls different."
     )
     rubric: str | None = _option(doc="Instructions for the LLM judge (needs judge 'llm').")
     ignore: bool = _option(False, doc="Leave the field out of the comparison entirely.")
+    item_key: str | None = _option(
+        doc="With list_mode 'align': the dotted key of an item's id (items pair by id).",
+        min_length=1,
+    )
+    item_threshold: float = _option(
+        0.5,
+        doc="With list_mode 'align': items less similar than this stay unpaired.",
+        ge=0,
+        le=1,
+    )
+    comparator: str | None = _option(
+        doc="A typed comparator: " + ", ".join(COMPARATORS) + ".",
+        json_schema_extra={"enum": [*COMPARATORS, None]},
+    )
+    date_order: DateOrder | None = _option(
+        doc="How numeric day/month dates read (unset: refused, never guessed)."
+    )
+    date_tolerance: float | None = _option(
+        doc="Dates or datetimes within this many days match.", ge=0, allow_inf_nan=False
+    )
+    phone_region: str | None = _option(
+        doc="Region of phone numbers written without a + country code (GB, US...).",
+        pattern="^[A-Z]{2}$",
+    )
+    weight: float = _option(
+        1.0,
+        doc="Weight in weighted_state_accuracy and in item similarity (> 0).",
+        gt=0,
+        allow_inf_nan=False,
+    )
     _synonym_table: Mapping[str, str] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -183,8 +232,10 @@ class MatchPolicy:
             for k, v in self.synonyms.items()
         }
         object.__setattr__(self, "_synonym_table", MappingProxyType(table))
-        if self.list_mode not in ("exact", "set", "any_of"):
-            raise bad(f"list_mode must be 'exact', 'set' or 'any_of', got {self.list_mode!r}")
+        if self.list_mode not in ("exact", "set", "any_of", "align"):
+            raise bad(
+                f"list_mode must be 'exact', 'set', 'any_of' or 'align', got {self.list_mode!r}"
+            )
         sep = self.alternatives_separator
         if sep is not None:
             if not isinstance(sep, str) or not sep:
@@ -199,14 +250,53 @@ class MatchPolicy:
             object.__setattr__(self, "fuzzy", float(self.fuzzy))
         if self.score not in ("binary", "similarity"):
             raise bad(f"score must be 'binary' or 'similarity', got {self.score!r}")
-        if self.score == "similarity" and self.fuzzy is None:
-            raise bad("score='similarity' needs a fuzzy threshold")
+        if self.score == "similarity" and self.fuzzy is None and self.list_mode != "align":
+            raise bad("score='similarity' needs a fuzzy threshold or list_mode='align'")
         if self.judge not in (None, "llm"):
             raise bad(f"judge must be 'llm' or None, got {self.judge!r}")
         if self.rubric is not None and self.judge is None:
             raise bad("rubric needs judge='llm'")
         if not isinstance(self.ignore, bool):
             raise bad(f"ignore must be true or false, got {self.ignore!r}")
+        self._check_structured(bad)
+
+    def _check_structured(self, bad: Callable[[str], PolicyError]) -> None:
+        align = self.list_mode == "align"
+        if self.item_key is not None and (not align or not self.item_key):
+            raise bad("item_key needs list_mode='align' and a non-empty key")
+        threshold = self.item_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise bad(f"item_threshold must be a number in [0, 1], got {threshold!r}")
+        if not 0.0 <= threshold <= 1.0:
+            raise bad(f"item_threshold must be a number in [0, 1], got {threshold}")
+        if threshold != 0.5 and not align:
+            raise bad("item_threshold needs list_mode='align'")
+        object.__setattr__(self, "item_threshold", float(threshold))
+        kind = self.comparator
+        if kind is not None and kind not in COMPARATORS:
+            raise bad(f"unknown comparator {kind!r} (known: {', '.join(COMPARATORS)})")
+        dated = kind in ("date", "datetime")
+        if self.date_order is not None:
+            if self.date_order not in ("DMY", "MDY", "YMD"):
+                raise bad(f"date_order must be DMY, MDY or YMD, got {self.date_order!r}")
+            if not dated:
+                raise bad("date_order needs comparator 'date' or 'datetime'")
+        tol = _tolerance("date_tolerance", self.date_tolerance)
+        if tol is not None and not dated:
+            raise bad("date_tolerance needs comparator 'date' or 'datetime'")
+        object.__setattr__(self, "date_tolerance", tol)
+        region = self.phone_region
+        if region is not None:
+            if kind != "phone":
+                raise bad("phone_region needs comparator 'phone'")
+            if not isinstance(region, str) or not region.isalpha() or len(region) != 2:
+                raise bad(f"phone_region must be a two-letter region such as 'GB', got {region!r}")
+        weight = self.weight
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise bad(f"weight must be a positive number, got {weight!r}")
+        if not math.isfinite(weight) or weight <= 0:
+            raise bad(f"weight must be a positive number, got {weight}")
+        object.__setattr__(self, "weight", float(weight))
 
     @property
     def is_strict(self) -> bool:
@@ -217,6 +307,7 @@ class MatchPolicy:
             and self.numeric_tolerance is None
             and self.list_mode == "exact"
             and self.fuzzy is None
+            and self.comparator is None
         )
 
     def to_dict(self) -> dict[str, Any]:
