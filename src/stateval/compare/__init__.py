@@ -35,7 +35,7 @@ from stateval.compare._field_metrics import (
     list_f1,
     prf,
 )
-from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._field_policies import FieldPolicies, path_matches
 from stateval.compare._metrics import (
     FieldAggregate,
     SlotMetrics,
@@ -48,12 +48,14 @@ from stateval.compare._normalize import json_equal, normalize_text, parse_number
 from stateval.compare._policy import (
     NORMALIZERS,
     ConfidenceMode,
+    DateOrder,
     ListMode,
     MatchPolicy,
     MatchPolicyModel,
     Normalizer,
     policy_options,
 )
+from stateval.compare._records import ItemResult, RecordAlignment, SubOutcome, align_records
 from stateval.compare._run_metrics import (
     MetricsAccumulator,
     RunMetrics,
@@ -68,22 +70,27 @@ from stateval.compare._scores import (
     score_comparison,
     slot_counts,
     slots_in_play,
+    sub_scores,
     view_accuracy,
 )
+from stateval.compare._typed import COMPARATORS
 
 __all__ = [
+    "COMPARATORS",
     "FIELD_PREFIX",
     "NORMALIZERS",
     "STATE_SCORES",
     "CaseMetrics",
     "CaseScores",
     "ConfidenceMode",
+    "DateOrder",
     "DeltaComparison",
     "FieldAggregate",
     "FieldComparison",
     "FieldMetrics",
     "FieldPolicies",
     "FieldStatus",
+    "ItemResult",
     "ListMode",
     "MatchPolicy",
     "MatchPolicyModel",
@@ -91,11 +98,14 @@ __all__ = [
     "MetricsAccumulator",
     "Normalizer",
     "Outcome",
+    "RecordAlignment",
     "RunMetrics",
     "ScoreValue",
     "SlotMetrics",
     "SlotOutcome",
     "StateComparison",
+    "SubOutcome",
+    "align_records",
     "case_metrics",
     "case_outcomes",
     "compare_delta",
@@ -108,6 +118,7 @@ __all__ = [
     "lookup",
     "normalize_text",
     "parse_number",
+    "path_matches",
     "policy_options",
     "prf",
     "score_comparison",
@@ -116,6 +127,7 @@ __all__ = [
     "slot_metrics",
     "slots_in_play",
     "split_delta",
+    "sub_scores",
     "view_accuracy",
     "worst_fields",
 ]

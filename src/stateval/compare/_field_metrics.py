@@ -384,6 +384,9 @@ class CaseMetrics:
         right: Scored slots (fields without a schema) that are correct or absent.
         total: Scored slots (fields).
         has_schema: Whether a slot schema decided what is scored.
+        item_outcomes: The sub-fields of aligned lists of records (``line_items[].quantity``),
+            one per item: counted in the per-field figures only (their list field already
+            counts in the case's figures).
     """
 
     outcomes: tuple[SlotOutcome, ...]
@@ -393,6 +396,7 @@ class CaseMetrics:
     right: int = 0
     total: int = 0
     has_schema: bool = False
+    item_outcomes: tuple[SlotOutcome, ...] = ()
 
     @property
     def precision(self) -> float:
@@ -467,4 +471,18 @@ def case_metrics(
             fn += o.outcome is Outcome.MISSING
         else:
             fn += expected - o.credit
-    return CaseMetrics(outcomes, tp, fp, fn, right, total, slot_set is not None)
+    items = tuple(
+        _ITEM_OUTCOME[sub.status](sub.path)
+        for _, _, made in comparison.items()
+        if made is not None and made.records is not None
+        for sub in made.records.sub_outcomes()
+    )
+    return CaseMetrics(outcomes, tp, fp, fn, right, total, slot_set is not None, items)
+
+
+_ITEM_OUTCOME = {
+    "correct": lambda path: SlotOutcome(path, Outcome.CORRECT, 1.0, 1.0),
+    "wrong": lambda path: SlotOutcome(path, Outcome.WRONG, 0.0, 0.0),
+    "missing": lambda path: SlotOutcome(path, Outcome.MISSING, 0.0, 0.0),
+    "extra": lambda path: SlotOutcome(path, Outcome.EXTRA, 0.0, 0.0),
+}

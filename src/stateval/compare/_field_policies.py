@@ -2,7 +2,8 @@
 
 Path patterns are `fnmatch` patterns matched case-sensitively against the whole dotted path:
 ``*`` matches any run of characters *including dots*, ``?`` one character, ``[ab]`` a set. So
-``hotel.*`` matches ``hotel.area`` and ``hotel.book.people``, and ``*`` alone matches every path.
+``hotel.*`` matches ``hotel.area`` and ``hotel.book.people``, and ``*`` alone matches every path;
+``[]`` is literal (``line_items[].*`` names every sub-field of a list of records' items).
 `FieldPolicies.for_path` picks an exact key first, else the first matching pattern in declared
 order, else the default.
 
@@ -27,9 +28,19 @@ from pydantic import ValidationError
 from stateval.compare._policy import MatchPolicy, MatchPolicyModel
 from stateval.errors import PolicyError, SuiteError
 
-__all__ = ["FULL", "IGNORED", "STRICT", "STRICT_VALUE", "FieldPolicies"]
+__all__ = ["FULL", "IGNORED", "STRICT", "STRICT_VALUE", "FieldPolicies", "path_matches"]
 
 _GLOB_CHARS = frozenset("*?[")
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Whether ``path`` matches the glob ``pattern``; ``[]`` (the items of a list of records,
+    ``line_items[].quantity``) is literal in both.
+
+    >>> path_matches("line_items[].quantity", "line_items[].*")
+    True
+    """
+    return fnmatchcase(path, pattern.replace("[]", "[[][]]"))
 
 
 def _validation_line(exc: ValidationError) -> str:
@@ -128,7 +139,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
                 (
                     p
                     for pattern, p in self._rules.items()
-                    if _GLOB_CHARS.intersection(pattern) and fnmatchcase(path, pattern)
+                    if _GLOB_CHARS.intersection(pattern) and path_matches(path, pattern)
                 ),
                 self._default,
             )
@@ -141,6 +152,11 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         return self._default.judge is not None or any(
             p.judge is not None for p in self._rules.values()
         )
+
+    @property
+    def has_weights(self) -> bool:
+        """True when some pattern's policy, or the default, sets a weight other than 1."""
+        return self._default.weight != 1.0 or any(p.weight != 1.0 for p in self._rules.values())
 
     @property
     def uniform_mode(self) -> str | None:

@@ -130,7 +130,8 @@ class RecordAlignment:
         ]
         partial = f"{c['partial']} partial" + (f" ({', '.join(wrong[:5])})" if wrong else "")
         n = sum(1 for i in self.items if i.expected_index is not None)
-        return f"{n} items: {c['matched']} matched, {partial}, {c['missing']} missing, {c['extra']} extra"
+        head = f"{n} items: {c['matched']} matched, {partial}"
+        return f"{head}, {c['missing']} missing, {c['extra']} extra"
 
 
 _NEVER = object()
@@ -225,7 +226,11 @@ class _Aligner:
                 continue
             if policy.list_mode == "align" and is_records(e[key]) and is_records(a[key]):
                 nested = align_records(
-                    name, e[key], a[key], self.policies, threshold=policy.item_threshold,
+                    name,
+                    e[key],
+                    a[key],
+                    self.policies,
+                    threshold=policy.item_threshold,
                     key=policy.item_key,
                 )
                 got += weight * nested.score
@@ -261,7 +266,7 @@ class _Aligner:
         score = np.zeros((len(want), len(got)))
         total = np.zeros((len(want), len(got)))
         for key in keys:
-            name, policy = self.sub(key)
+            policy = self.sub(key)[1]
             w = policy.weight
             has_e = np.array([key in item for item in want])
             has_a = np.array([key in item for item in got])
@@ -269,10 +274,12 @@ class _Aligner:
             keyer = None if policy.list_mode == "align" else _keyer(policy)
             if keyer is not None:
                 ids: dict[Hashable, int] = {}
-                e_ids = np.array([ids.setdefault(keyer(i[key]), len(ids)) if key in i else -1
-                                  for i in want])
-                a_ids = np.array([ids.setdefault(keyer(i[key]), len(ids)) if key in i else -2
-                                  for i in got])
+                e_ids = np.array(
+                    [ids.setdefault(keyer(i[key]), len(ids)) if key in i else -1 for i in want]
+                )
+                a_ids = np.array(
+                    [ids.setdefault(keyer(i[key]), len(ids)) if key in i else -2 for i in got]
+                )
                 score += w * (e_ids[:, None] == a_ids[None, :])
                 continue
             for r, e in enumerate(want):
@@ -371,7 +378,9 @@ def align_records(
             paired_a.add(j)
             continue
         total += sim
-        status: ItemStatus = "matched" if all(o.status == "correct" for o in outcomes) else "partial"
+        status: ItemStatus = (
+            "matched" if all(o.status == "correct" for o in outcomes) else "partial"
+        )
         by_e[i] = ItemResult(i, j, status, sim, tuple(outcomes))
         paired_a.add(j)
     items = [

@@ -237,13 +237,16 @@ class MetricsAccumulator:
     def _count(self, case: CaseMetrics) -> None:
         fields = self._fields
         kind = _KIND
-        for o in case.outcomes:
-            counts = fields.get(o.path)
-            if counts is None:
-                counts = fields[o.path] = _Counts()
-            counts.by_kind[kind[o.outcome]] += 1
-            counts.credit += o.credit
-            counts.score_sum += o.score
+        for outcomes in (
+            (case.outcomes, case.item_outcomes) if case.item_outcomes else (case.outcomes,)
+        ):
+            for o in outcomes:
+                counts = fields.get(o.path)
+                if counts is None:
+                    counts = fields[o.path] = _Counts()
+                counts.by_kind[kind[o.outcome]] += 1
+                counts.credit += o.credit
+                counts.score_sum += o.score
         self._n += 1
         self._joint += case.joint_goal
         self._slot_right += case.right

@@ -9,13 +9,19 @@ compared again.
 The scores (``name``: what it measures):
 
 - ``state_accuracy``: matching / expected fields (`view_accuracy`);
+- ``weighted_state_accuracy`` (only when some policy sets a ``weight``): the expected fields'
+  scores weighted by their policy's ``weight`` over the summed weights (an aligned list of
+  records under ``score: similarity`` counts its list score);
 - ``overall_match``: 1.0 when no field is mismatched, missing or extra;
 - ``changed_fields_accuracy`` / ``preserved_fields_accuracy``: `view_accuracy` of the fields the
   case expects the mutator to change / to keep (needs the pre-state);
 - ``slot_accuracy``: the fraction of slot-schema slots that are right (a slot neither state holds
   is right; needs a slot schema);
 - ``field:<path>``: 1.0 when the field matches, else 0.0 (its similarity under a
-  ``score: similarity`` policy); its label is its status.
+  ``score: similarity`` policy); its label is its status;
+- ``field:<path>[].<key>``: for a list of records (``list_mode: align``), the share of its
+  items whose sub-field ``key`` is correct, with the counts (correct, wrong, missing, extra)
+  in its metadata; label ``correct`` or ``wrong``.
 
 **The empty turn.** A case with no field at all (nothing expected, nothing produced) scores
 ``state_accuracy`` 1.0 with label ``empty``: the mutator did exactly what was asked. (The seed's
@@ -45,11 +51,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stateval.compare._comparison import FieldComparison, StateComparison
+from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
 from stateval.compare._delta import DeltaComparison, split_delta
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
+from stateval.compare._records import RecordAlignment
 from stateval.compare._run_metrics import lookup
 from stateval.state import InterpretiveState
 
@@ -61,6 +68,7 @@ __all__ = [
     "score_comparison",
     "slot_counts",
     "slots_in_play",
+    "sub_scores",
     "view_accuracy",
 ]
 
@@ -70,6 +78,7 @@ FIELD_PREFIX = "field:"
 #: The state-level scores, in the order `CaseScores.case_level` gives them.
 STATE_SCORES = (
     "state_accuracy",
+    "weighted_state_accuracy",
     "overall_match",
     "changed_fields_accuracy",
     "preserved_fields_accuracy",
@@ -201,6 +210,32 @@ class CaseScores:
         score = 1.0 if accuracy is None else accuracy
         return ScoreValue("state_accuracy", score, label, self._summary(c), self._counts(c))
 
+    def weighted_state_accuracy(self, *, always: bool = False) -> ScoreValue | None:
+        """Expected fields' scores weighted by their policy's ``weight`` (None unless some
+        policy sets a weight or ``always``)."""
+        if not (always or self.policies.has_weights):
+            return None
+        if self.failure is not None:
+            return self._failed("weighted_state_accuracy")
+        c = self.comparison
+        total = got = 0.0
+        for fc in c.fields:
+            if fc.status is FieldStatus.EXTRA:
+                continue
+            weight = self.policies.for_path(fc.path).weight
+            total += weight
+            got += weight * fc.score
+        if not total:
+            label = None if c.fields else "empty"
+            return ScoreValue("weighted_state_accuracy", 0.0 if c.fields else 1.0, label, "")
+        return ScoreValue(
+            "weighted_state_accuracy",
+            got / total,
+            None,
+            f"weighted {got:g} of {total:g}; {self._summary(c)}",
+            {"weight_sum": total, **self._counts(c)},
+        )
+
     def overall_match(self) -> ScoreValue:
         """``overall_match``: 1.0 / ``match`` when no field is mismatched, missing or extra."""
         if self.failure is not None:
@@ -258,7 +293,11 @@ class CaseScores:
 
     def case_level(self) -> list[ScoreValue]:
         """The state-level scores this case has, in `STATE_SCORES` order."""
-        out = [self.state_accuracy(), self.overall_match()]
+        out = [self.state_accuracy()]
+        weighted = self.weighted_state_accuracy()
+        if weighted is not None:
+            out.append(weighted)
+        out.append(self.overall_match())
         for optional in (
             self.changed_fields_accuracy(),
             self.preserved_fields_accuracy(),
@@ -317,8 +356,41 @@ class CaseScores:
         return ScoreValue(name, score, fc.status.value, explanation, meta, judged)
 
     def fields(self) -> list[ScoreValue]:
-        """One ``field:<path>`` score per compared field, in comparison order."""
-        return [self._field(fc) for fc in self.comparison.fields]
+        """One ``field:<path>`` score per compared field, in comparison order; a list of
+        records is followed by one ``field:<path>[].<key>`` score per sub-field."""
+        out = []
+        for fc in self.comparison.fields:
+            out.append(self._field(fc))
+            if fc.records is not None:
+                out.extend(sub_scores(fc.records))
+        return out
+
+
+def sub_scores(records: RecordAlignment) -> list[ScoreValue]:
+    """One ``field:<path>[].<key>`` score per sub-field of an aligned list of records: the
+    share of its items where that sub-field is correct, the counts in its metadata."""
+    counts: dict[str, dict[str, int]] = {}
+    for o in records.sub_outcomes():
+        tally = counts.setdefault(
+            o.path, dict.fromkeys(("correct", "wrong", "missing", "extra"), 0)
+        )
+        tally[o.status] += 1
+    out = []
+    for path, tally in counts.items():
+        n = sum(tally.values())
+        right = tally["correct"] == n
+        text = ", ".join(f"{v} {k}" for k, v in tally.items() if v) + f" of {n} items"
+        meta: dict[str, Any] = {"path": path, **tally}
+        out.append(
+            ScoreValue(
+                f"{FIELD_PREFIX}{path}",
+                tally["correct"] / n,
+                "correct" if right else "wrong",
+                text,
+                meta,
+            )
+        )
+    return out
 
 
 def score_comparison(

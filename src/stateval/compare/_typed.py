@@ -88,9 +88,8 @@ def _equal(a: Any, b: Any, _settings: Settings) -> bool:
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTHS |= {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m}
 _MONTHS["sept"] = 9
-_WEEKDAY = re.compile(
-    r"^(?:%s)\b[\s,]*" % "|".join(d.lower() for d in (*calendar.day_name, *calendar.day_abbr))
-)
+_DAYS = "|".join(d.lower() for d in (*calendar.day_name, *calendar.day_abbr))
+_WEEKDAY = re.compile(rf"^(?:{_DAYS})\b[\s,]*")
 _ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
 _ISO = re.compile(r"(\d{4})(?:[-/.](\d{1,2})(?:[-/.](\d{1,2}))?)?")
 _BASIC = re.compile(r"(\d{4})(\d{2})(\d{2})")

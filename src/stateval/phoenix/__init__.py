@@ -38,6 +38,7 @@ from stateval.phoenix._evaluators import (
     read_policies,
     slot_accuracy,
     state_accuracy,
+    weighted_state_accuracy,
 )
 from stateval.phoenix._judge import (
     DEFAULT_JUDGE_TEMPLATE,
@@ -114,4 +115,5 @@ __all__ = [
     "state_accuracy",
     "task_error",
     "task_output",
+    "weighted_state_accuracy",
 ]

@@ -37,6 +37,7 @@ from stateval.compare import (
     compare_states,
     score_comparison,
     slots_in_play,
+    sub_scores,
 )
 from stateval.errors import EvaluationConfigError, StateError
 from stateval.phoenix._judge import FieldJudge, JudgedComparison, judge_comparison
@@ -54,6 +55,7 @@ __all__ = [
     "read_policies",
     "slot_accuracy",
     "state_accuracy",
+    "weighted_state_accuracy",
 ]
 
 Policies: TypeAlias = "FieldPolicies | MatchPolicy | Mapping[str, Any] | None"
@@ -175,6 +177,25 @@ def state_accuracy(policies: Policies = None, *, judge: FieldJudge | None = None
         return as_score(_scores(case, resolved, judge)[0].state_accuracy())
 
     return code_evaluator("state_accuracy", ("output", "expected"), evaluate)
+
+
+def weighted_state_accuracy(
+    policies: Policies = None, *, judge: FieldJudge | None = None
+) -> Evaluator:
+    """``weighted_state_accuracy``: the expected fields' scores weighted by their policy's
+    ``weight`` over the summed weights (an aligned list of records under ``score: similarity``
+    counts its list score)."""
+    resolved = read_policies(policies)
+
+    def evaluate(output: Any, expected: Any) -> Score:
+        case = read_case(output, expected)
+        if isinstance(case, Score):
+            return case
+        value = _scores(case, resolved, judge)[0].weighted_state_accuracy(always=True)
+        assert value is not None  # always
+        return as_score(value)
+
+    return code_evaluator("weighted_state_accuracy", ("output", "expected"), evaluate)
 
 
 def overall_match(policies: Policies = None, *, judge: FieldJudge | None = None) -> Evaluator:
@@ -439,9 +460,13 @@ def field_scores(
                 listed = [p for p in listed if p in wanted]
             return [_as_evaluation(f"{FIELD_PREFIX}{p}", case) for p in listed]
         scores, judged = _scores(case, resolved, judge, paths=wanted)
-        return [
-            _as_evaluation(f"{FIELD_PREFIX}{f.path}", _field_payload(f.path, scores, judged))
-            for f in judged.comparison.fields
-        ]
+        out = []
+        for f in judged.comparison.fields:
+            out.append(
+                _as_evaluation(f"{FIELD_PREFIX}{f.path}", _field_payload(f.path, scores, judged))
+            )
+            if f.records is not None:  # a list of records: one evaluation per sub-field
+                out.extend(_as_evaluation(s.name, as_score(s)) for s in sub_scores(f.records))
+        return out
 
     return field_scores

@@ -20,6 +20,7 @@ from stateval.phoenix._evaluators import (
     read_policies,
     slot_accuracy,
     state_accuracy,
+    weighted_state_accuracy,
 )
 from stateval.phoenix._judge import FieldJudge, JudgeCache
 from stateval.state import validate_path
@@ -72,7 +73,8 @@ def evaluator_set(
         every_field: One evaluator per listed field, scoring absent fields too.
 
     Returns:
-        ``state_accuracy``, ``overall_match``, the delta pair, ``slot_accuracy``, then the
+        ``state_accuracy``, ``weighted_state_accuracy`` (when some policy sets a ``weight``),
+        ``overall_match``, the delta pair, ``slot_accuracy``, then the
         ``field_scores`` function (with ``every_field``: one ``field:<path>`` evaluator per
         field) and the checks, in that order.
 
@@ -88,10 +90,10 @@ def evaluator_set(
         judge = FieldJudge(judge_llm, cache=judge_cache)
     paths = [validate_path(p) for p in dict.fromkeys(fields or ())]
     scored = [p for p in paths if not resolved.for_path(p).ignore]
-    out: list[SuiteEvaluator] = [
-        state_accuracy(resolved, judge=judge),
-        overall_match(resolved, judge=judge),
-    ]
+    out: list[SuiteEvaluator] = [state_accuracy(resolved, judge=judge)]
+    if resolved.has_weights:
+        out.append(weighted_state_accuracy(resolved, judge=judge))
+    out.append(overall_match(resolved, judge=judge))
     if delta:
         out.append(changed_fields_accuracy(resolved, judge=judge, pre_state_key=pre_state_key))
         out.append(preserved_fields_accuracy(resolved, judge=judge, pre_state_key=pre_state_key))

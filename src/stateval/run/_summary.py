@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
-from stateval.compare import FieldMetrics, MetricOptions, RunMetrics
+from stateval.compare import FieldMetrics, MetricOptions, RunMetrics, path_matches
 from stateval.episodes import TrajectorySummary, episode_threshold_values
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
@@ -382,6 +382,7 @@ def threshold_names(spec: ThresholdsSpec) -> list[str]:
     if spec.max_error_rate is not None:
         names.append("error_rate")
     names.extend(f"fields[{pattern}]" for pattern in spec.fields)
+    names.extend(f"critical[{pattern}]" for pattern in spec.critical_fields)
     names.extend(name for name, _, _ in episode_threshold_values(spec, None))
     return names
 
@@ -413,4 +414,7 @@ def threshold_results(
         worst = min((r.accuracy for r in matched), default=None)
         passed = worst is None or worst >= limit
         out.append(ThresholdResult(f"fields[{pattern}]", worst, limit, "min", passed))
+    for pattern in spec.critical_fields:
+        errors = sum(r.errors for r in rows if r.path == pattern or path_matches(r.path, pattern))
+        out.append(ThresholdResult(f"critical[{pattern}]", errors, 0, "max", errors == 0))
     return tuple(out)

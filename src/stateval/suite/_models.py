@@ -338,6 +338,12 @@ class ThresholdsSpec(_Strict):
     fields: dict[str, _Fraction] = Field(
         default_factory=dict, description="Path or glob -> minimum accuracy of each such field."
     )
+    critical_fields: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Paths or globs (sub-fields of lists of records too: "
+        "'line_items[].quantity') that must never be wrong, missing or extra: any error in "
+        "one fails the run.",
+    )
     judge_kappa: float | None = Field(
         default=None,
         ge=-1,
