@@ -14,7 +14,7 @@ from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
 from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._mutant import Mutant, Operator
-from stateval.mutation._operators import STATE_OPERATORS, near_miss
+from stateval.mutation._operators import STATE_OPERATORS
 from stateval.mutation._phoenix import log_mutation
 from stateval.mutation._plugins import (
     EVALS,
@@ -48,6 +48,7 @@ from stateval.mutation._system import (
     as_system,
     is_llm_mutator,
 )
+from stateval.mutation._value_changes import near_miss
 from stateval.mutation.adapters import case_get, scorer_to_eval
 
 __all__ = [

@@ -10,33 +10,41 @@ repeat under the same seed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from stateval.mutation._mutant import Mutant
 from stateval.mutation._system import OutputTransform, System, Turn, as_system
+from stateval.mutation._value_changes import (
+    near_miss,
+    other_case,
+    perturb_item,
+    reformat_date,
+    reorder,
+)
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 
 __all__ = [
     "STATE_OPERATORS",
     "change_case",
+    "change_date_format",
     "clobber_field",
     "drop_field",
     "hallucinate_field",
     "near_miss",
     "perturb_confidence",
+    "perturb_list_item",
     "perturb_value",
     "rename_path",
+    "reorder_list",
     "stale",
     "stale_in_episode",
     "strip_provenance",
     "swap_values",
 ]
 
-_INTEGER = re.compile(r"-?\d+")
 CONFIDENCE_STEP = 0.2
 
 
@@ -64,37 +72,6 @@ def _replace_best(state: InterpretiveState, path: str, new: ValueConfidence) -> 
         for vc in candidates:
             out.add_value(p, vc)
     return out
-
-
-def near_miss(value: Any, rng: Any) -> Any:
-    """A value close to ``value``: a string with one letter or digit dropped, an integer string or
-    number off by one, a bool flipped, a list without its last item; None when there is none."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + rng.choice((-1, 1))
-    if isinstance(value, str):
-        if _INTEGER.fullmatch(value.strip()):
-            number = int(value.strip())
-            step = 1 if number == 0 else rng.choice((-1, 1))
-            return str(number + step)
-        spots = [i for i, ch in enumerate(value) if ch.isalnum()]
-        if len(spots) < 2:
-            return value + value if value else None
-        i = rng.choice(spots)
-        return value[:i] + value[i + 1 :]
-    if isinstance(value, list) and value:
-        return value[:-1]
-    return None
-
-
-def _other_case(value: Any) -> Any:
-    if not isinstance(value, str) or value.lower() == value.upper():
-        return None
-    if value == value.lower():
-        titled = value.title()
-        return titled if titled != value else value.upper()
-    return value.lower()
 
 
 def _mutants(
@@ -245,13 +222,39 @@ def perturb_value(target: Any) -> list[Mutant]:
 def change_case(target: Any) -> list[Mutant]:
     """Per changed string field: the value in another letter case (lower <-> Title)."""
 
-    def change(value: Any, _: Any) -> Any:
-        return _other_case(value)
-
     def describe(path: str) -> str:
         return f"changes the letter case of the update to {path} (lower <-> Title)"
 
-    return _value_operator(target, "change_case", change, describe)
+    return _value_operator(target, "change_case", other_case, describe)
+
+
+def perturb_list_item(target: Any) -> list[Mutant]:
+    """Per changed list-of-records field: one sub-field of one item becomes a near miss."""
+
+    def describe(path: str) -> str:
+        return f"replaces one sub-field of one item of {path} with a near-miss"
+
+    return _value_operator(target, "perturb_list_item", perturb_item, describe)
+
+
+def reorder_list(target: Any) -> list[Mutant]:
+    """Per changed list field: the same items in another order (rotated by one). Where order
+    does not matter (``list_mode: set`` or ``align``) this mutant should be equivalent."""
+
+    def describe(path: str) -> str:
+        return f"reorders the items of {path} (rotated by one)"
+
+    return _value_operator(target, "reorder_list", reorder, describe)
+
+
+def change_date_format(target: Any) -> list[Mutant]:
+    """Per changed ISO-date field: the same date in its long form (``March 1, 2026``). Under
+    ``comparator: date`` this mutant should be equivalent."""
+
+    def describe(path: str) -> str:
+        return f"writes the date of {path} in another form (2026-03-01 -> March 1, 2026)"
+
+    return _value_operator(target, "change_date_format", reformat_date, describe)
 
 
 def perturb_confidence(target: Any) -> list[Mutant]:
@@ -459,5 +462,8 @@ STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
     "strip_provenance": strip_provenance,
     "clobber_field": clobber_field,
     "stale_in_episode": stale_in_episode,
+    "perturb_list_item": perturb_list_item,
+    "reorder_list": reorder_list,
+    "change_date_format": change_date_format,
 }
 """The built-in state operators, by name."""
