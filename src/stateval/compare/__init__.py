@@ -10,6 +10,9 @@ This is where a field's expected and actual values are judged, and where every s
   metrics, per-field aggregates); ``_field_metrics.py`` gives each field of a case its outcome
   (correct, wrong, missing, extra, absent) and value credit; ``_run_metrics.py`` counts them into
   run, field and slice figures;
+- ``_edits.py`` names each field's expected and actual edit operation (keep, add, update,
+  delete) and the error when they differ (stale, clobber, missed delete...);
+  ``_edit_matrix.py`` counts them into a run's matrix and rates;
 - ``_scores.py`` is the one scoring core: every state-level and per-field score of a case,
   derived from one comparison. The runner, the Phoenix evaluators and the harness adapt it.
 """
@@ -24,6 +27,8 @@ from stateval.compare._comparison import (
     compare_states,
 )
 from stateval.compare._delta import DeltaComparison, compare_delta, split_delta
+from stateval.compare._edit_matrix import EDIT_OPS, EditCounts, EditMatrix, EditTally
+from stateval.compare._edits import CELLS, EditError, EditOp, FieldEdit, field_edits
 from stateval.compare._field_metrics import (
     CaseMetrics,
     FieldMetrics,
@@ -76,7 +81,9 @@ from stateval.compare._scores import (
 from stateval.compare._typed import COMPARATORS
 
 __all__ = [
+    "CELLS",
     "COMPARATORS",
+    "EDIT_OPS",
     "FIELD_PREFIX",
     "NORMALIZERS",
     "STATE_SCORES",
@@ -85,8 +92,14 @@ __all__ = [
     "ConfidenceMode",
     "DateOrder",
     "DeltaComparison",
+    "EditCounts",
+    "EditError",
+    "EditMatrix",
+    "EditOp",
+    "EditTally",
     "FieldAggregate",
     "FieldComparison",
+    "FieldEdit",
     "FieldMetrics",
     "FieldPolicies",
     "FieldStatus",
@@ -112,6 +125,7 @@ __all__ = [
     "compare_field",
     "compare_states",
     "field_aggregates",
+    "field_edits",
     "joint_goal_accuracy",
     "json_equal",
     "list_f1",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stateval.calibration import AgreementReport, Calibration, CalibrationReport
 from stateval.reports._charts import field_accuracy_chart, reliability_chart, triage_chart
+from stateval.reports._edits import FIELD_COLUMNS, edit_field_rows, edit_matrix_rows, edit_rate_rows
 from stateval.reports._episodes import MODE_NAMES, episode_rows, mode_rows, turn_curve
 from stateval.run import RunSummary
 
@@ -312,6 +313,15 @@ def _episodes(summary: RunSummary) -> str:
     return out + _table(columns, rows)
 
 
+def _edits(summary: RunSummary) -> str:
+    """The edit-operation matrix, its rates and the fields with the most update errors."""
+    assert summary.edits is not None
+    columns, rows = edit_matrix_rows(summary.edits.pooled)
+    out = _table(columns, rows) + _table(("rate", ""), edit_rate_rows(summary.edits.pooled))
+    fields = edit_field_rows(summary.edits)
+    return out + (_table(FIELD_COLUMNS, fields) if fields else "")
+
+
 def html_report(
     summary: RunSummary,
     *,
@@ -339,6 +349,11 @@ def html_report(
             "judge-agreement",
             "Judge agreement with humans",
             _agreement(summary.agreement, summary.experiment_url),
+        ),
+        *(
+            (("edits", "Edit operations (expected by row, actual by column)", _edits(summary)),)
+            if summary.edits is not None and summary.edits.pooled.n
+            else ()
         ),
         *((("episodes", "Episodes", _episodes(summary)),) if summary.episodes else ()),
         *((s.id, s.title, s.body) for s in sections),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stateval.reports._columns import field_columns
+from stateval.reports._edits import markdown_edits
 from stateval.reports._episodes import markdown_episodes
 from stateval.reports._quality import quality_lines
 from stateval.run import RunSummary
@@ -78,6 +79,7 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
                 f"{_pct(m['value_recall'])} | {_pct(m['value_f1'])} | "
                 f"{_pct(m['joint_goal_accuracy'])} | {_pct(m['slot_accuracy'])} |"
             )
+    lines += markdown_edits(summary)
     lines += markdown_episodes(summary)
     failing = summary.failing
     if failing:

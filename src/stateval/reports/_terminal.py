@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stateval.reports._columns import field_columns
+from stateval.reports._edits import print_edits
 from stateval.reports._episodes import print_episodes
 from stateval.reports._quality import quality_lines
 from stateval.run import FieldRow, RunSummary
@@ -98,6 +99,7 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
             console.print(f"  ... and {hidden} more fields (see --report-json)")
     for key, groups in summary.slices_dict().items():
         console.print(_slice_table(key, groups))
+    print_edits(summary, console)
     print_episodes(summary, console)
     for line in quality_lines(summary):
         console.print(line, soft_wrap=True)

@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
-from stateval.compare import FieldMetrics, MetricOptions, RunMetrics, path_matches
+from stateval.compare import EditMatrix, FieldMetrics, MetricOptions, RunMetrics, path_matches
 from stateval.episodes import TrajectorySummary, episode_threshold_values
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
@@ -167,6 +167,9 @@ class RunSummary:
         episodes: Trajectory metrics of the run's episodes (None when the suite has none).
         compared: The same suite run in the other mode (``stateval run --mode both``), shown
             side by side with this one.
+        edits: The edit-operation matrix (expected x actual keep / add / update / delete per
+            field, the named errors, update propagation, staleness, deletion success) of the
+            cases whose mutator returned a state.
     """
 
     suite_name: str
@@ -191,6 +194,7 @@ class RunSummary:
     n_failing: int = 0
     episodes: TrajectorySummary | None = None
     compared: RunSummary | None = None
+    edits: EditMatrix | None = None
 
     @property
     def value_precision(self) -> float | None:
@@ -260,6 +264,11 @@ class RunSummary:
             "worst_fields": [row.path for row in self.fields[:_WORST_SHOWN]],
             "fields": fields,
             "slices": slices,
+            **(
+                {}
+                if self.edits is None
+                else {**self.edits.pooled.rates(), "edits": self.edits.to_dict()}
+            ),
             **quality_metadata(self.calibration, self.agreement),
         }
 
@@ -325,6 +334,7 @@ class RunSummary:
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
             "episodes": None if self.episodes is None else self.episodes.to_dict(),
+            "edits": None if self.edits is None else self.edits.to_dict(),
             **({} if self.compared is None else {"modes": self.modes_dict()}),
         }
 

@@ -20,7 +20,7 @@ from stateval.calibration import (
     HumanVerdict,
     calibrate_grouped,
 )
-from stateval.compare import StateComparison
+from stateval.compare import EditTally, StateComparison, field_edits
 from stateval.episodes import EpisodeScore, TrajectoryTally, episode_threshold_values
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
@@ -79,6 +79,7 @@ class RunTally:
         self.episodes = episodes
         self.trajectory = None if episodes is None else TrajectoryTally(episodes.mode)
         self.metrics = scoring.accumulator()
+        self.edits = EditTally()
         self.n = 0
         self.n_errors = 0
         self.n_overall = 0
@@ -111,6 +112,12 @@ class RunTally:
             self._keep_failing(index, score)
         if score.ok:
             self._calibration.add(comparison)
+            post = score.result.post_state
+            if post is not None:
+                pre = score.result.pre_state or case.pre_state
+                expected = case.expected_post_state
+                policies = self.scoring.policies
+                self.edits.add(field_edits(pre, expected, post, policies, comparison))
         if case.human:  # human verdicts on judged fields: few cases, kept whole
             self._judged.append(score)
             self._human[case.id] = case.human
@@ -187,6 +194,7 @@ class RunTally:
             failing=tuple(f.score for f in self._failing),
             n_failing=self.n_failing,
             episodes=trajectory,
+            edits=self.edits.result(),
         )
 
 

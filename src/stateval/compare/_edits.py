@@ -1,0 +1,174 @@
+"""Edit operations: what kind of update a mutator was asked to make to each field, what it made,
+and the named error when the two differ.
+
+A mutator's job is an update: from the pre-state it was given, keep, add, change or delete each
+field. For each field, the *expected operation* goes from the pre-state to the expected state
+and the *actual operation* from the pre-state to the actual state (`EditOp`):
+
+======== ======================================================================================
+keep     the field is in both states with the same value (under the field's policy, values only:
+         a confidence that moved is not an update)
+add      only the later state holds it
+update   both hold it and the value differs
+delete   only the pre-state holds it
+none     neither holds it (the expected side of a hallucinated add; the actual side of a missed
+         add)
+======== ======================================================================================
+
+Each (expected, actual) cell either is right or names an error (`EditError`, `CELLS`): **stale**
+(an update expected, the old value kept), **wrong update** / **wrong add** (the right operation,
+a wrong value), **clobber** (a keep expected, the value changed), **hallucinated add**, **missed
+add**, **missed delete** (a delete expected, the value kept or changed), **spurious delete** (a
+keep or update expected, the field deleted). In the cells where the actual state holds a value,
+the case's comparison decides whether it is right (so an LLM judge's verdict holds): a matching
+field is never an error.
+
+Example:
+    >>> from stateval.state import InterpretiveState
+    >>> pre = InterpretiveState.from_flat({"city": "Rome", "day": "mon", "old": 1})
+    >>> want = InterpretiveState.from_flat({"city": "Oslo", "day": "mon"})
+    >>> got = InterpretiveState.from_flat({"city": "Rome", "day": "tue", "old": 1})
+    >>> for e in field_edits(pre, want, got):
+    ...     print(e.path, e.expected.value, e.actual.value, e.error and e.error.value)
+    city update keep stale
+    day keep update clobber
+    old delete keep missed_delete
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from stateval.compare._comparison import FieldStatus, StateComparison
+from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._match import match_values
+from stateval.compare._policy import MatchPolicy
+from stateval.state import InterpretiveState
+
+__all__ = [
+    "CELLS",
+    "EditError",
+    "EditOp",
+    "FieldEdit",
+    "field_edits",
+]
+
+
+class EditOp(StrEnum):
+    """What happened to a field between the pre-state and a later state."""
+
+    KEEP = "keep"
+    ADD = "add"
+    UPDATE = "update"
+    DELETE = "delete"
+    NONE = "none"
+
+
+class EditError(StrEnum):
+    """The named ways an update goes wrong."""
+
+    STALE = "stale"
+    WRONG_UPDATE = "wrong_update"
+    WRONG_ADD = "wrong_add"
+    CLOBBER = "clobber"
+    HALLUCINATED_ADD = "hallucinated_add"
+    MISSED_ADD = "missed_add"
+    MISSED_DELETE = "missed_delete"
+    SPURIOUS_DELETE = "spurious_delete"
+
+
+_K, _A, _U, _D, _N = EditOp.KEEP, EditOp.ADD, EditOp.UPDATE, EditOp.DELETE, EditOp.NONE
+
+CELLS: dict[tuple[EditOp, EditOp], EditError | None] = {
+    (_K, _K): EditError.CLOBBER,  # only when the comparison says it does not match
+    (_K, _U): EditError.CLOBBER,
+    (_K, _D): EditError.SPURIOUS_DELETE,
+    (_A, _A): EditError.WRONG_ADD,
+    (_A, _N): EditError.MISSED_ADD,
+    (_U, _K): EditError.STALE,
+    (_U, _U): EditError.WRONG_UPDATE,
+    (_U, _D): EditError.SPURIOUS_DELETE,
+    (_D, _K): EditError.MISSED_DELETE,
+    (_D, _U): EditError.MISSED_DELETE,
+    (_D, _D): None,
+    (_N, _A): EditError.HALLUCINATED_ADD,
+}
+"""(expected, actual) -> the error of a field whose actual value does not match (every cell
+the pre-state allows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldEdit:
+    """One field of one case.
+
+    Attributes:
+        path: The field.
+        expected: The operation the case expects.
+        actual: The operation the mutator made.
+        error: The named error, or None when the field is right.
+    """
+
+    path: str
+    expected: EditOp
+    actual: EditOp
+    error: EditError | None
+
+
+_ABSENT: Any = object()
+
+
+def _values(state: InterpretiveState) -> dict[str, Any]:
+    flat = state.flat_values
+    if flat is not None:
+        return flat.values
+    return {p: vc.value for p, vc in state.best_candidates().items()}
+
+
+def _op(policy: MatchPolicy, before: Any, after: Any) -> EditOp:
+    if before is _ABSENT:
+        return _N if after is _ABSENT else _A
+    if after is _ABSENT:
+        return _D
+    return _K if match_values(policy, after, before).matched else _U
+
+
+def field_edits(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    policies: FieldPolicies | MatchPolicy | None = None,
+    comparison: StateComparison | None = None,
+) -> tuple[FieldEdit, ...]:
+    """Every field's expected and actual operation and its error (see the module docstring).
+
+    Args:
+        pre: The state the mutator was given.
+        expected: The expected post-state.
+        actual: The post-state it returned.
+        policies: How each field's values are compared (fields a policy ignores are left out).
+        comparison: The case's comparison of ``expected`` with ``actual``, whose verdicts
+            decide whether a held value is right (made here when not given).
+    """
+    resolved = FieldPolicies.of(policies)
+    before, want, got = _values(pre), _values(expected), _values(actual)
+    out: list[FieldEdit] = []
+    for path in dict.fromkeys([*want, *before, *got]):
+        policy = resolved.for_path(path)
+        if policy.ignore:
+            continue
+        p = before.get(path, _ABSENT)
+        e = want.get(path, _ABSENT)
+        a = got.get(path, _ABSENT)
+        exp, act = _op(policy, p, e), _op(policy, p, a)
+        if e is _ABSENT and a is _ABSENT:
+            right = True
+        elif e is _ABSENT or a is _ABSENT:
+            right = False
+        elif comparison is not None:
+            right = comparison.status(path) is FieldStatus.MATCHING
+        else:
+            right = match_values(policy, e, a).matched
+        out.append(FieldEdit(path, exp, act, None if right else CELLS[(exp, act)]))
+    return tuple(out)
