@@ -3,8 +3,9 @@
 `calibrate` measures, per field and pooled, whether the confidences a mutator gives its values
 predict which values are right (Brier score, ECE with equal-width and equal-mass bins, AUROC,
 a reliability curve, review triage). `judge_agreement` measures the LLM judge against human
-verdicts (Cohen's kappa, TPR/TNR, confusion counts, the disagreements). The statistics are
-numpy; see docs/calibration.md.
+verdicts (Cohen's kappa, TPR/TNR, confusion counts, the disagreements). `estimate_error_rate`
+turns a monitor's flags and a human-labelled sample into a production error rate with a valid
+interval. The statistics are numpy; see docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from stateval.calibration._calibration import (
     calibrate_values,
     calibration_samples,
 )
+from stateval.calibration._error_rate import (
+    ErrorRates,
+    RateEstimate,
+    estimate_error_rate,
+)
 from stateval.calibration._metrics import (
     BinStrategy,
     ReliabilityBin,
@@ -51,7 +57,9 @@ __all__ = [
     "Calibration",
     "CalibrationReport",
     "CalibrationSample",
+    "ErrorRates",
     "HumanVerdict",
+    "RateEstimate",
     "ReliabilityBin",
     "TriagePoint",
     "auroc",
@@ -61,6 +69,7 @@ __all__ = [
     "calibrate_values",
     "calibration_samples",
     "cohen_kappa",
+    "estimate_error_rate",
     "expected_calibration_error",
     "judge_agreement",
     "reliability_bins",
