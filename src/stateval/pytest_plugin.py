@@ -70,7 +70,14 @@ class SuiteResult:
         from stateval.regressions import print_diff
         from stateval.reports import print_summary
 
-        console = Console(record=True, width=110, color_system=None, file=io.StringIO())
+        console = Console(
+            record=True,
+            width=110,
+            color_system=None,
+            file=io.StringIO(),
+            markup=False,  # field paths and values are text
+            emoji=False,
+        )
         print_summary(self.summary, console)
         if self.diff is not None:
             print_diff(self.diff, console)

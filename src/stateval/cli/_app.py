@@ -35,6 +35,7 @@ from stateval.cli._common import (
     RunInterrupted,
     errors_to_exit,
     interrupted_exit_code,
+    plain_console,
     report_console,
     run_interruptible,
 )
@@ -81,11 +82,9 @@ def _home() -> Path:
 
 
 def _stderr() -> Console:
-    from rich.console import Console
-
-    console = Console(stderr=True, highlight=False)
+    console = plain_console(stderr=True)
     # in a log, a warning stays one line (its URL and command whole) instead of wrapping at 80
-    return console if console.is_terminal else Console(stderr=True, highlight=False, soft_wrap=True)
+    return console if console.is_terminal else plain_console(stderr=True, soft_wrap=True)
 
 
 def _write_reports(
@@ -357,17 +356,18 @@ def run(
             ) and (fail_on_regression or gate_spec is not None)
         elif fail_on_regression:
             err.print(
-                "[yellow]note: --fail-on-regression without a baseline checks nothing[/yellow]"
+                "note: --fail-on-regression without a baseline checks nothing", style="yellow"
             )
         upload = outcome.upload
         if upload is not None:
             _print_delivery(upload, len(journal.header.case_ids))
         if upload is not None and (upload.error or upload.pending or upload.spans_kept):
             err.print(
-                f"[yellow]warning: {upload.pending} case(s) not uploaded to Phoenix"
+                f"warning: {upload.pending} case(s) not uploaded to Phoenix"
                 f"{f' and {upload.spans_kept} span(s) kept' if upload.spans_kept else ''}"
                 f"{': ' + upload.error if upload.error else ''}; "
-                f"`stateval run {suite_path} --resume` uploads them[/yellow]"
+                f"`stateval run {suite_path} --resume` uploads them",
+                style="yellow",
             )
             raise typer.Exit(EXIT_INFRASTRUCTURE)
     passed = outcome.summary.passed and not gate_failed
@@ -379,9 +379,10 @@ def _warn_undelivered(upload: UploadStatus | None, suite_path: Path, err: Consol
     """Say what of a run did not reach Phoenix (the run goes on)."""
     if upload is not None and (upload.error or upload.pending or upload.spans_kept):
         err.print(
-            f"[yellow]warning: {upload.pending} case(s) not uploaded to Phoenix"
+            f"warning: {upload.pending} case(s) not uploaded to Phoenix"
             f"{': ' + upload.error if upload.error else ''}; "
-            f"`stateval run {suite_path} --resume` uploads them[/yellow]"
+            f"`stateval run {suite_path} --resume` uploads them",
+            style="yellow",
         )
 
 
@@ -403,7 +404,7 @@ def _run_with_progress(
     total = len(journal.header.case_ids) * journal.header.repetitions
     done = total - len(journal.missing) - len(journal.missing_repetitions)
     progress = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # the suite name is text
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[errors]} errors"),
@@ -472,8 +473,6 @@ def _check_html(report_html: Path | None) -> None:
 
 def _print_delivery(upload: UploadStatus, planned: int) -> None:
     """One line saying what reached Phoenix: cases, evaluations, spans."""
-    from rich.console import Console
-
     uploaded = planned - upload.pending
     spans = f"; {upload.spans} span(s) delivered"
     if upload.spans_kept:
@@ -483,7 +482,7 @@ def _print_delivery(upload: UploadStatus, planned: int) -> None:
             f"; {upload.episodes} episode(s) scored on their sessions "
             f"({upload.session_annotations} session annotation(s))"
         )
-    Console(highlight=False).print(
+    plain_console().print(
         f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "
         f"{upload.evaluations} evaluation(s) sent now, {upload.skipped} sent before){spans}",
         soft_wrap=True,
@@ -578,8 +577,9 @@ def rescore(
                 _say_which_latest(home, journal, err)
         if suite.cases_hash != journal.header.cases_hash:
             err.print(
-                "[yellow]note: the suite's cases changed since this run; stored post-states "
-                "are compared with the current expected states[/yellow]"
+                "note: the suite's cases changed since this run; stored post-states "
+                "are compared with the current expected states",
+                style="yellow",
             )
         recorded = journal.header.phoenix_url
         target = None
@@ -619,8 +619,9 @@ def rescore(
             upload = outcome.upload
             if upload is not None and (upload.error or upload.pending):
                 err.print(
-                    f"[yellow]warning: {upload.pending} case(s) of the rescored run not logged "
-                    f"to Phoenix{': ' + upload.error if upload.error else ''}[/yellow]"
+                    f"warning: {upload.pending} case(s) of the rescored run not logged "
+                    f"to Phoenix{': ' + upload.error if upload.error else ''}",
+                    style="yellow",
                 )
                 raise typer.Exit(EXIT_INFRASTRUCTURE)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)

@@ -38,6 +38,7 @@ __all__ = [
     "RunInterrupted",
     "errors_to_exit",
     "interrupted_exit_code",
+    "plain_console",
     "report_console",
     "run_interruptible",
 ]
@@ -181,6 +182,15 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
         raise RunInterrupted(received[0] if received else int(signal.SIGINT)) from None
 
 
+def plain_console(**options: Any) -> Console:
+    """A console that prints what it is given as text: no rich markup (a field path
+    ``notes.[/]`` or a model's reply is printed, not parsed), no emoji codes (``:x:`` stays
+    ``:x:``), no highlighting. Styles go through ``style=`` or `rich.text.Text`."""
+    from rich.console import Console
+
+    return Console(highlight=False, markup=False, emoji=False, **options)
+
+
 def report_console() -> Console:
     """The console reports go to (stdout).
 
@@ -188,9 +198,7 @@ def report_console() -> Console:
     assume 80 columns and cut long field names in tables; there every table takes its natural
     width and no line is wrapped, so each field name stays whole on one line.
     """
-    from rich.console import Console
-
-    console = Console(highlight=False)
+    console = plain_console()
     if console.is_terminal:
         return console
-    return Console(highlight=False, width=UNBOUNDED_WIDTH, soft_wrap=True)
+    return plain_console(width=UNBOUNDED_WIDTH, soft_wrap=True)

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stateval.cli._common import EXIT_BELOW_THRESHOLD, EXIT_PASS, DebugOption, errors_to_exit
+from stateval.cli._common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_PASS,
+    DebugOption,
+    errors_to_exit,
+    plain_console,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -180,11 +186,9 @@ def _emit(
 
         sys.stdout.write(markdown_diff(result))
     else:
-        from rich.console import Console
-
         from stateval.regressions import print_diff
 
-        console = Console(highlight=False)
+        console = plain_console()
         print_diff(result, console)
         if gate is not None:
             _print_gate(gate, console)
@@ -268,8 +272,6 @@ def resolve_baseline(
 def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> ScoredRun:
     """The finished run as a diff side, every repetition included; with ``--repeat``, print
     each field's mean, interval and flakiness (and add them to the JSON report)."""
-    from rich.console import Console
-
     from stateval.regressions import (
         ScoredRun,
         experiment_link,
@@ -288,7 +290,7 @@ def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> Sc
         f"run {journal.run_id}", scores, experiment=link, suite_name=suite.name
     )
     fields = field_stability(run)
-    print_stability(fields, repetitions, Console(highlight=False))
+    print_stability(fields, repetitions, plain_console())
     if report_json is not None:
         data = json.loads(report_json.read_text(encoding="utf-8"))
         data["repetitions"] = {
@@ -313,13 +315,11 @@ def gate_after_run(
     """Print the diff of a finished run against its baseline and add it to the reports (the
     HTML report of ``summary`` is written again with a regression section); True when the gate
     failed."""
-    from rich.console import Console
-
     from stateval.regressions import DEFAULT_GATE, markdown_diff
 
     tag = None if target is None else (target.url, target.api_key)
     result, gate = gate_run(
-        cand, base_run, spec or DEFAULT_GATE, err=err, console=Console(highlight=False), tag=tag
+        cand, base_run, spec or DEFAULT_GATE, err=err, console=plain_console(), tag=tag
     )
     if report_json is not None:
         data = json.loads(report_json.read_text(encoding="utf-8"))

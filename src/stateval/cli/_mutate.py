@@ -28,6 +28,7 @@ from stateval.cli._common import (
     JunitOption,
     ReportJsonOption,
     errors_to_exit,
+    plain_console,
     report_console,
 )
 
@@ -159,11 +160,9 @@ def _mode(value: str | None) -> EpisodeMode | None:
 def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
     """The server ``stateval run`` would report to: ``--phoenix-url``, else
     ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
-    from rich.console import Console
-
     from stateval.run import resolve_phoenix
 
-    announce = Console(stderr=True, highlight=False).print
+    announce = plain_console(stderr=True).print
     target = resolve_phoenix(phoenix_url, False, None, announce=announce)
     assert target is not None
     return target
@@ -187,8 +186,6 @@ def _run(
     phoenix_url: str | None,
     phoenix_mutants: Literal["survivors", "all"],
 ) -> tuple[MutationReport, float | None]:
-    from rich.console import Console
-
     from stateval.errors import StatevalError
     from stateval.mutation import (
         load_plugins,
@@ -216,7 +213,7 @@ def _run(
         mode=mode,
     )
     target = _phoenix_target(phoenix_url) if phoenix else None
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     watch = _Watch(suite.name, err) if err.is_terminal else _ProgressLines(suite.name, err)
     with watch:
         report = asyncio.run(
@@ -246,7 +243,7 @@ class _Watch:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[killed]} killed"),

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stateval._markdown_cells import cell, code
 from stateval.regressions._diff import FieldDiff, MetricDiff, RunDiff
 
 __all__ = ["markdown_diff", "print_diff"]
@@ -68,7 +69,7 @@ def print_diff(diff: RunDiff, console: Console, *, max_fields: int = 25) -> None
     """
     console.print()
     console.print(Text.assemble(("stateval diff ", "bold"), f"{diff.base} -> {diff.cand}"))
-    console.print(_unpaired(diff) + _reps(diff), soft_wrap=True)
+    console.print(Text(_unpaired(diff) + _reps(diff)), soft_wrap=True)
     changed = [f for f in diff.fields if f.regressed or f.improved]
     if changed:
         table = Table(title="fields, regressions first", title_justify="left", show_edge=False)
@@ -78,7 +79,7 @@ def print_diff(diff: RunDiff, console: Console, *, max_fields: int = 25) -> None
         table.add_column("verdict", no_wrap=True)
         for row in changed[:max_fields]:
             table.add_row(
-                row.path,
+                Text(row.path),
                 str(row.n),
                 str(row.regressed),
                 str(row.improved),
@@ -116,7 +117,7 @@ def print_diff(diff: RunDiff, console: Console, *, max_fields: int = 25) -> None
         console.print(table)
     for row in diff.regressed_fields:
         if row.compare_url:
-            console.print(f"{row.path}: {row.compare_url}", soft_wrap=True)
+            console.print(Text(f"{row.path}: {row.compare_url}"), soft_wrap=True)
     regressed = len(diff.regressed_fields)
     improved = len(diff.improved_fields)
     verdict = (
@@ -128,12 +129,12 @@ def print_diff(diff: RunDiff, console: Console, *, max_fields: int = 25) -> None
 
 def _cases(row: FieldDiff) -> str:
     ids = row.regressed_cases
-    shown = ", ".join(f"`{c}`" for c in ids[:_SHOWN_CASES])
+    shown = ", ".join(code(c) for c in ids[:_SHOWN_CASES])
     return shown + (f" (+{len(ids) - _SHOWN_CASES})" if len(ids) > _SHOWN_CASES else "")
 
 
 def _md_field(row: FieldDiff) -> str:
-    name = f"[`{row.path}`]({row.compare_url})" if row.compare_url else f"`{row.path}`"
+    name = f"[{code(row.path)}]({row.compare_url})" if row.compare_url else code(row.path)
     return (
         f"| {name} | {row.n} | {row.regressed} | {row.improved} | {_pct(row.base_accuracy)} | "
         f"{_pct(row.cand_accuracy)} | {_signed(row.change)} | {row.p_adjusted:.3g} | "
@@ -150,7 +151,7 @@ def markdown_diff(diff: RunDiff) -> str:
         f"### {icon} stateval: {len(regressed)} field(s) regressed, {len(improved)} improved",
         "",
         f"Baseline {_md_link(diff.base, diff.base_url)} → candidate "
-        f"{_md_link(diff.cand, diff.cand_url)}; {_unpaired(diff)}{_reps(diff)}.",
+        f"{_md_link(diff.cand, diff.cand_url)}; {cell(_unpaired(diff))}{_reps(diff)}.",
         "",
     ]
     header = [
@@ -166,7 +167,7 @@ def markdown_diff(diff: RunDiff) -> str:
                 "<details><summary>Phoenix filters (paste into the compare page's filter box)"
                 "</summary>",
                 "",
-                *(f"- `{r.path}`: `{r.filter}`" for r in filters),
+                *(f"- {code(r.path)}: {code(r.filter)}" for r in filters if r.filter),
                 "",
                 "</details>",
                 "",
@@ -197,4 +198,4 @@ def markdown_diff(diff: RunDiff) -> str:
 
 
 def _md_link(label: str, url: str | None) -> str:
-    return f"[{label}]({url})" if url else label
+    return f"[{code(label)}]({url})" if url else code(label)

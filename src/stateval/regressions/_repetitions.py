@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stateval.regressions._scores import FIELD_PREFIX, ScoredRun
 from stateval.regressions._stats import Interval, bootstrap_mean
@@ -117,10 +118,10 @@ def print_stability(
             "n/a" if row.interval is None else f"[{row.interval.low:.1%}, {row.interval.high:.1%}]"
         )
         table.add_row(
-            row.path,
+            Text(row.path),
             str(row.n),
             f"{row.mean:.1%}",
-            interval,
+            Text(interval),
             str(row.flaky),
             f"{row.flakiness:.1%}",
             style="yellow" if row.flaky else None,

@@ -56,10 +56,21 @@ def _figure(width: float, height: float) -> Figure:
 
 def _svg(fig: Figure, name: str) -> str:
     import matplotlib
+    from matplotlib.text import Text
 
+    # field paths and values are drawn as they are: ``$\frac$`` is not TeX to typeset
+    for artist in fig.findobj(Text):
+        artist.set_parse_math(False)
     buffer = io.StringIO()
     # A salt per chart keeps the element ids of two inline SVGs apart.
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"stateval-{name}"}):
+    with matplotlib.rc_context(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": f"stateval-{name}",
+            "text.usetex": False,
+            "text.parse_math": False,
+        }
+    ):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     svg = text[text.index("<svg") :]  # without the XML declaration and DOCTYPE

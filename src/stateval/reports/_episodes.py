@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stateval.run import RunSummary, TrajectorySummary
 
@@ -121,7 +122,7 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
     table.add_column(style="bold")
     table.add_column()
     for label, value in episode_rows(episodes):
-        table.add_row(label, value)
+        table.add_row(Text(label), Text(value))
     console.print(table)
     if summary.compared is not None:
         modes = Table(title="teacher-forced vs free-running", title_justify="left", show_edge=False)
@@ -129,14 +130,14 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
         for run in summary.side_by_side():
             modes.add_column(_mode(run.mode), justify="right")
         for label, cells in mode_rows(summary):
-            modes.add_row(label, *cells)
+            modes.add_row(Text(label), *map(Text, cells))
         console.print(modes)
     columns, rows = turn_curve(summary)
     curve = Table(title="by turn index", title_justify="left", show_edge=False)
     for i, name in enumerate(columns):
         curve.add_column(name, justify="left" if i == 0 else "right")
     for cells in rows:
-        curve.add_row(*cells)
+        curve.add_row(*map(Text, cells))
     console.print(curve)
     if episodes.fields:
         fields = Table(
@@ -146,7 +147,7 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
             fields.add_column(name, justify="left" if name == "field" else "right")
         for row in episodes.fields[:_FIELDS_SHOWN]:
             first = "n/a" if row.mean_first_wrong is None else f"{row.mean_first_wrong:.1f}"
-            fields.add_row(row.path, str(row.episodes_wrong), first, str(row.inherited))
+            fields.add_row(Text(row.path), str(row.episodes_wrong), first, str(row.inherited))
         console.print(fields)
 
 

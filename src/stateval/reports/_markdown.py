@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stateval._markdown_cells import cell as _cell
+from stateval._markdown_cells import code as _code
 from stateval.reports._columns import field_columns
 from stateval.reports._edits import markdown_edits
 from stateval.reports._episodes import markdown_episodes
@@ -17,17 +19,13 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int = 10) -> str:
     """The run as Markdown: verdict, headline metrics, worst fields, thresholds, failing cases."""
     verdict = "✅ passed" if summary.passed else "❌ failed"
     lines = [
-        f"### stateval: `{_cell(summary.suite_name)}` {verdict}",
+        f"### stateval: {_code(summary.suite_name)} {verdict}",
         "",
-        f"Run `{summary.run_id}`: {summary.n_cases} cases"
+        f"Run {_code(summary.run_id)}: {summary.n_cases} cases"
         + (f" of {summary.n_planned} planned" if not summary.complete else "")
         + f", {summary.n_errors} mutator errors.",
         "",
@@ -50,7 +48,7 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
         lines += ["", "**Thresholds**", ""]
         for t in summary.thresholds:
             mark = "✅" if t.passed else "❌"
-            lines.append(f"- {mark} `{_cell(t.describe())}`")
+            lines.append(f"- {mark} {_code(t.describe())}")
     if summary.fields:
         columns = field_columns(summary.fields)
         lines += [
@@ -62,20 +60,20 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
         ]
         for row in summary.fields[:max_fields]:
             cells = " | ".join(_cell(cell(row)) for _, cell in columns)
-            lines.append(f"| `{_cell(row.path)}` | {cells} |")
+            lines.append(f"| {_code(row.path)} | {cells} |")
         if len(summary.fields) > max_fields:
             lines.append(f"\n_{len(summary.fields) - max_fields} more fields not shown._")
     for key, groups in summary.slices_dict().items():
         lines += [
             "",
-            f"**By `{_cell(key)}`**",
+            f"**By {_code(key)}**",
             "",
             "| slice | cases | precision | recall | F1 | joint goal | slot acc |",
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for value, m in groups.items():
             lines.append(
-                f"| `{_cell(value)}` | {m['n_cases']} | {_pct(m['value_precision'])} | "
+                f"| {_code(value)} | {m['n_cases']} | {_pct(m['value_precision'])} | "
                 f"{_pct(m['value_recall'])} | {_pct(m['value_f1'])} | "
                 f"{_pct(m['joint_goal_accuracy'])} | {_pct(m['slot_accuracy'])} |"
             )
@@ -89,10 +87,12 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
                 what = f"mutator error ({score.result.error_type}): {score.result.error}"
             else:
                 wrong = [
-                    f"`{f.path}` {f.status.value}" for f in score.comparison.fields if not f.matched
+                    f"{_code(f.path)} {f.status.value}"
+                    for f in score.comparison.fields
+                    if not f.matched
                 ]
-                what = ", ".join(wrong + [f"`{c.name}` failed" for c in score.failed_checks])
-            lines.append(f"- `{_cell(score.case_id)}`: {_cell(what)}")
+                what = ", ".join(wrong + [f"{_code(c.name)} failed" for c in score.failed_checks])
+            lines.append(f"- {_code(score.case_id)}: {_cell(what)}")
         shown = min(len(failing), max_cases)
         if summary.n_failing > shown:
             lines.append(f"- ... and {summary.n_failing - shown} more")

@@ -76,7 +76,8 @@ def print_mutation_report(
     logged = report.phoenix
     if logged is not None:
         if logged.baseline is not None:
-            console.print(f"Phoenix baseline experiment: {logged.baseline.url}", soft_wrap=True)
+            line = f"Phoenix baseline experiment: {logged.baseline.url}"
+            console.print(Text(line), soft_wrap=True)
         if logged.error:
             console.print(Text(f"warning: Phoenix logging stopped: {logged.error}", "yellow"))
     _operator_table(report, console)
@@ -170,7 +171,7 @@ def _operator_table(report: MutationReport, console: Console) -> None:
         table.add_column(name, justify="right")
     for operator, c in per.items():
         table.add_row(
-            operator,
+            Text(operator),
             str(sum(c.values())),
             str(c["killed"]),
             str(c["survived"]),

@@ -33,18 +33,18 @@ def _field_table(rows: Sequence[FieldRow], limit: int) -> Table:
         table.add_column(name, justify="right")
     for row in rows[:limit]:
         style = None if row.passed else "red"
-        table.add_row(row.path, *(cell(row) for _, cell in columns), style=style)
+        table.add_row(Text(row.path), *(cell(row) for _, cell in columns), style=style)
     return table
 
 
 def _slice_table(key: str, groups: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title=f"by {key}", title_justify="left", show_edge=False)
-    table.add_column(key.removeprefix("metadata."))
+    table = Table(title=Text(f"by {key}"), title_justify="left", show_edge=False)
+    table.add_column(Text(key.removeprefix("metadata.")))
     for name in ("cases", "precision", "recall", "F1", "joint goal", "slot acc"):
         table.add_column(name, justify="right")
     for value, m in groups.items():
         table.add_row(
-            value,
+            Text(value),
             str(m["n_cases"]),
             _pct(m["value_precision"]),
             _pct(m["value_recall"]),
@@ -64,7 +64,7 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         max_fields: Rows of the field table shown (the worst ones); the rest are counted.
     """
     console.print()
-    title = Text.assemble(
+    title = Text.assemble(  # user- and model-derived text is printed as Text: no markup
         ("stateval ", "bold"), (summary.suite_name, "bold cyan"), f"  run {summary.run_id}"
     )
     console.print(title)
@@ -102,12 +102,12 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     print_edits(summary, console)
     print_episodes(summary, console)
     for line in quality_lines(summary):
-        console.print(line, soft_wrap=True)
+        console.print(Text(line), soft_wrap=True)
     for threshold in summary.thresholds:
         style = "green" if threshold.passed else "bold red"
         console.print(Text(f"threshold {threshold.describe()}", style=style))
     if summary.experiment_url:
-        console.print(f"Phoenix experiment: {summary.experiment_url}", soft_wrap=True)
+        console.print(Text(f"Phoenix experiment: {summary.experiment_url}"), soft_wrap=True)
     if not summary.thresholds:
         console.print("no thresholds set: the verdict only says every case ran", style="yellow")
     verdict = "PASSED" if summary.passed else "FAILED"
