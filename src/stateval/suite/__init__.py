@@ -11,7 +11,15 @@ A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schem
 
 from __future__ import annotations
 
-from stateval.suite._case import Case
+from stateval.suite._case import (
+    REVIEW_KEY,
+    SOURCE_PROJECT_KEY,
+    SOURCE_SPAN_KEY,
+    SOURCE_TRACE_KEY,
+    UNREVIEWED,
+    Case,
+    review_status,
+)
 from stateval.suite._episodes import Episodes
 from stateval.suite._models import (
     CaseInputSpec,
@@ -52,6 +60,11 @@ from stateval.suite._suite import (
 
 __all__ = [
     "NO_GOLD_THRESHOLDS",
+    "REVIEW_KEY",
+    "SOURCE_PROJECT_KEY",
+    "SOURCE_SPAN_KEY",
+    "SOURCE_TRACE_KEY",
+    "UNREVIEWED",
     "Case",
     "CaseInputSpec",
     "CaseSpec",
@@ -84,5 +97,6 @@ __all__ = [
     "TracesSpec",
     "load_monitor",
     "load_suite",
+    "review_status",
     "suite_json_schema",
 ]

@@ -3,7 +3,8 @@
 A monitor file (`stateval.suite.load_monitor`) names a Phoenix project's mutator-call spans and
 where their states are (``_mapping.py``); the reader pages them in storage order with a
 watermark (``_reader.py``); the no-gold checks (``_checks.py``, a table) look at every field of
-every call, grounding values in the input with ``_grounding.py``.
+every call, grounding values in the input with ``_grounding.py``. Spans become drafts to review (``_export.py``), people correct them
+with span notes (``_corrections.py``), and the corrections become gold (``_import.py``).
 """
 
 from __future__ import annotations
@@ -18,31 +19,64 @@ from stateval.traces._checks import (
     FieldView,
     NoGoldChecks,
 )
+from stateval.traces._corrections import (
+    ABSENT,
+    Review,
+    SpanNote,
+    correction_note,
+    read_review,
+)
+from stateval.traces._export import (
+    FLAGS_ANNOTATION,
+    Draft,
+    ExportOptions,
+    ExportResult,
+    export_drafts,
+    gold_suite,
+    review_queue,
+    sample_drafts,
+)
 from stateval.traces._grounding import FORMS, Grounding
+from stateval.traces._import import ImportResult, import_corrections
 from stateval.traces._mapping import AttributePointer, MappedCall, SpanMapping, Unmapped
 from stateval.traces._reader import SpanPage, SpanWindow, in_sample, read_calls, span_filter
 
 __all__ = [
+    "ABSENT",
     "CHECKS",
     "CHECK_NAMES",
+    "FLAGS_ANNOTATION",
     "FORMS",
     "PASSED",
     "AttributePointer",
     "CallVerdict",
+    "Draft",
+    "ExportOptions",
+    "ExportResult",
     "FieldFlag",
     "FieldView",
     "Grounding",
+    "ImportResult",
     "MappedCall",
     "Monitor",
     "MonitorModel",
     "NoGoldChecks",
+    "Review",
     "SpanMapping",
+    "SpanNote",
     "SpanPage",
     "SpanWindow",
     "TracesSpec",
     "Unmapped",
+    "correction_note",
+    "export_drafts",
+    "gold_suite",
+    "import_corrections",
     "in_sample",
     "load_monitor",
     "read_calls",
+    "read_review",
+    "review_queue",
+    "sample_drafts",
     "span_filter",
 ]

@@ -7,6 +7,7 @@ upload mode goes here.
 from __future__ import annotations
 
 from stateval.upload._batcher import AnnotationBatcher
+from stateval.upload._notes import NOTE_NAME, StoredSpanNote
 from stateval.upload._rest import (
     CASE_ID_KEY,
     AnnotatorKind,
@@ -29,6 +30,7 @@ from stateval.upload._uploader import PhoenixUploader
 
 __all__ = [
     "CASE_ID_KEY",
+    "NOTE_NAME",
     "SHARED_KEY",
     "AnnotationBatcher",
     "AnnotatorKind",
@@ -47,6 +49,7 @@ __all__ = [
     "StoredSessionAnnotation",
     "StoredSpan",
     "StoredSpanAnnotation",
+    "StoredSpanNote",
     "span_cursor",
     "span_row",
 ]

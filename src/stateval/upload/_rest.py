@@ -428,6 +428,10 @@ class ListedAnnotationWire(_Wire):
     result: Result | None = None
     identifier: str = ""
     metadata: dict[str, Any] | None = None
+    id: str = ""
+    updated_at: datetime = datetime.min.replace(tzinfo=UTC)
+    source: str | None = None
+    user_id: str | None = None
 
     def stored(self) -> dict[str, Any]:
         """What a stored span or session annotation holds besides its target's id."""

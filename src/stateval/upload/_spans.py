@@ -65,6 +65,7 @@ class SpanFilter:
         since: Only spans that started at or after this moment.
         until: Only spans that started before this moment.
         after_row: Only spans stored after this row (a watermark; see `StoredSpan.row`).
+        span_ids: Only these spans (by OpenTelemetry id; all when empty).
     """
 
     names: tuple[str, ...] = ()
@@ -73,12 +74,15 @@ class SpanFilter:
     since: datetime | None = None
     until: datetime | None = None
     after_row: int | None = None
+    span_ids: tuple[str, ...] = ()
 
     def params(self) -> dict[str, Any]:
         """The query parameters of the filter (without the cursor)."""
         params: dict[str, Any] = {"sort": "id", "order": "asc"}
         if self.names:
             params["name"] = list(self.names)
+        if self.span_ids:
+            params["span_id"] = list(self.span_ids)
         if self.span_kinds:
             params["span_kind"] = list(self.span_kinds)
         if self.attributes:

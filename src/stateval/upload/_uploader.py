@@ -35,6 +35,7 @@ from typing import Any, Self
 from stateval.errors import DatasetError, PhoenixUnavailableError
 from stateval.upload._annotation_reads import read_annotations
 from stateval.upload._annotations import post_session_annotations, post_span_annotations
+from stateval.upload._notes import StoredSpanNote, list_span_notes, post_span_note
 from stateval.upload._rest import (
     DatasetListWire,
     DatasetRef,
@@ -404,6 +405,14 @@ class PhoenixUploader:
     async def list_sessions(self, project: str) -> list[StoredSession]:
         """Every session of ``project`` with its traces (none when there is no such project)."""
         return await list_sessions(self._http, project)
+
+    async def list_span_notes(self, project: str, span_ids: Sequence[str]) -> list[StoredSpanNote]:
+        """The notes on ``span_ids`` in ``project`` (see `stateval.upload._notes`)."""
+        return await list_span_notes(self._http, project, span_ids)
+
+    async def post_span_note(self, span_id: str, text: str) -> str:
+        """Add a note to a span (as the REST API does); return its id."""
+        return await post_span_note(self._http, span_id, text)
 
     def span_pages(
         self, project: str, where: SpanFilter | None = None, *, page_size: int = 500
