@@ -76,7 +76,8 @@ def test_bad_lines_are_problems_naming_the_note_and_the_reason() -> None:
         [
             SpanNote(
                 "n",
-                'correct: colour = "red"\ncorrect: phone = 555-0199\ncorrect: name\nhuman: name = maybe',
+                'correct: colour = "red"\ncorrect: phone = 555-0199\n'
+                "correct: name\nhuman: name = maybe",
                 "ann",
                 "t",
             )

@@ -3,8 +3,9 @@
 A monitor file (`stateval.suite.load_monitor`) names a Phoenix project's mutator-call spans and
 where their states are (``_mapping.py``); the reader pages them in storage order with a
 watermark (``_reader.py``); the no-gold checks (``_checks.py``, a table) look at every field of
-every call, grounding values in the input with ``_grounding.py``. Spans become drafts to review (``_export.py``), people correct them
-with span notes (``_corrections.py``), and the corrections become gold (``_import.py``).
+every call, grounding values in the input with ``_grounding.py``. Spans become drafts to review
+(``_export.py``), people correct them with span notes (``_corrections.py``), and the
+corrections become gold (``_import.py``).
 """
 
 from __future__ import annotations
