@@ -339,3 +339,23 @@ def test_the_queue_front_holds_at_least_the_errors_triage_predicts(
     [predicted] = triage(confidences, [i not in wrong for i in range(200)], [0.1])
     assert front >= predicted.caught
     print(f"queue front 10%: {front:.2f} of errors; triage predicts {predicted.caught:.2f}")
+
+
+def test_the_example_goes_from_spans_to_gold_to_a_run_linked_to_them(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    script = Path(__file__).resolve().parent.parent / "examples" / "traces" / "gold.py"
+    project = _project("crm-example")
+    done = subprocess.run(
+        [sys.executable, str(script), phoenix_url, project, str(tmp_path)],
+        env={**os.environ, "STATEVAL_HOME": str(tmp_path / ".stateval")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 exported cases: 1 corrected, 2 confirmed, 0 unreviewed" in done.stdout
+    cases = json.loads((tmp_path / "report.json").read_text())["cases"]
+    spans = {c["metadata"]["source_span_id"] for c in _cases(tmp_path / "crm-gold.jsonl").values()}
+    assert {c["source_span_id"] for c in cases} == spans
+    assert sorted(c["overall_match"] for c in cases) == [False, True, True]
