@@ -266,3 +266,22 @@ def test_the_phoenix_evaluator_set_scores_weights_and_sub_fields() -> None:
     assert by_name["field:line_items[].quantity"]["score"] == pytest.approx(0.75)
     assert by_name["field:line_items[].quantity"]["metadata"]["wrong"] == 1
     assert by_name["field:line_items"]["score"] == pytest.approx(0.9375)
+
+
+def test_a_sub_field_pattern_that_matches_no_expected_sub_field_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "policies:\n  line_items: {list_mode: align}\n  line_items[].qty: {weight: 2}\n"
+        "thresholds:\n  critical_fields:\n    - line_items[].quantity\n    - totl\n"
+        "cases: {inline: [{id: a, input: {prompt: x}, expected_post_state: "
+        "{total: 1, line_items: [{sku: a, quantity: 1}]}}]}\n"
+    )
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(path, load_mutator=False)
+    assert [p.rsplit("/", 1)[-1] for p in info.value.problems] == [
+        "suite.yaml:4: policies.line_items[].qty: matches no slot and no expected field "
+        "(did you mean 'line_items[].quantity'?)",
+        "suite.yaml:8: thresholds.critical_fields.totl: matches no slot and no expected field "
+        "(did you mean 'total'?)",
+    ]

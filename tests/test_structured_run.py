@@ -49,7 +49,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "policies": {
             "line_items": {"list_mode": "align", "score": "similarity", "weight": 2},
         },
-        "thresholds": {"critical_fields": ["line_items[].quantity"]},
+        "thresholds": {
+            "critical_fields": ["line_items[].quantity"],
+            "fields": {"line_items[].*": 0.5},
+            "mean_weighted_state_accuracy": 0.95,
+        },
     }
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
     return tmp_path
@@ -63,6 +67,8 @@ def test_a_wrong_critical_sub_field_fails_the_run_and_every_report_has_its_row(
     )
     assert result.exit_code == 1, result.output
     assert "critical[line_items[].quantity] 1.000 <= 0.000 FAILED" in result.stdout
+    assert "mean_weighted_state_accuracy 0.917 >= 0.950 FAILED" in result.stdout
+    assert "fields[line_items[].*] 0.750 >= 0.500 ok" in result.stdout
     report = json.loads((project / "r.json").read_text())
     rows = {row["path"]: row for row in report["fields"]}
     quantity = rows["line_items[].quantity"]
@@ -74,3 +80,6 @@ def test_a_wrong_critical_sub_field_fails_the_run_and_every_report_has_its_row(
     assert scores["field:line_items[].quantity"]["score"] == 0.5
     assert scores["field:line_items"]["score"] == 0.75
     assert scores["weighted_state_accuracy"]["score"] == pytest.approx((1 + 2 * 0.75) / 3)
+    assert report["mean_weighted_state_accuracy"] == pytest.approx((1 + (1 + 2 * 0.75) / 3) / 2)
+    assert "weighted state accuracy" in result.stdout
+    assert "| weighted state accuracy |" in (project / "r.md").read_text()

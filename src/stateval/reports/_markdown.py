@@ -33,6 +33,11 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
         "|---|---:|",
         f"| overall match rate | {_pct(summary.overall_match_rate)} |",
         f"| accuracy (expected fields) | {_pct(summary.accuracy)} |",
+        *(
+            [f"| weighted state accuracy | {_pct(summary.mean_weighted_state_accuracy)} |"]
+            if summary.mean_weighted_state_accuracy is not None
+            else []
+        ),
     ]
     if summary.value_f1 is not None:
         lines.append(f"| value precision | {_pct(summary.value_precision)} |")

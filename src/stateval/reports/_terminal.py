@@ -85,6 +85,8 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     headline.add_column(justify="right")
     headline.add_row("overall match rate", _pct(summary.overall_match_rate))
     headline.add_row("accuracy (expected fields)", _pct(summary.accuracy))
+    if summary.mean_weighted_state_accuracy is not None:
+        headline.add_row("weighted state accuracy", _pct(summary.mean_weighted_state_accuracy))
     if summary.value_f1 is not None:
         prf = f"{_pct(summary.value_precision)} / {_pct(summary.value_recall)} / "
         headline.add_row("value precision / recall / F1", prf + _pct(summary.value_f1))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
@@ -51,6 +50,7 @@ RUN_THRESHOLDS = (
     "value_recall",
     "value_f1",
     "judge_kappa",
+    "mean_weighted_state_accuracy",
 )
 
 
@@ -170,6 +170,8 @@ class RunSummary:
         edits: The edit-operation matrix (expected x actual keep / add / update / delete per
             field, the named errors, update propagation, staleness, deletion success) of the
             cases whose mutator returned a state.
+        mean_weighted_state_accuracy: Mean of the cases' ``weighted_state_accuracy`` (None
+            unless some field policy sets a ``weight``).
     """
 
     suite_name: str
@@ -195,6 +197,7 @@ class RunSummary:
     episodes: TrajectorySummary | None = None
     compared: RunSummary | None = None
     edits: EditMatrix | None = None
+    mean_weighted_state_accuracy: float | None = None
 
     @property
     def value_precision(self) -> float | None:
@@ -232,6 +235,7 @@ class RunSummary:
             "overall_match_rate": self.overall_match_rate,
             "accuracy": self.accuracy,
             "mean_state_accuracy": self.mean_state_accuracy,
+            **self._weighted(),
             "value_precision": self.value_precision,
             "value_recall": self.value_recall,
             "value_f1": self.value_f1,
@@ -239,6 +243,10 @@ class RunSummary:
             "slot_accuracy": self.slot_accuracy,
             **episodes,
         }
+
+    def _weighted(self) -> dict[str, float]:
+        value = self.mean_weighted_state_accuracy
+        return {} if value is None else {"mean_weighted_state_accuracy": value}
 
     def experiment_metadata(self) -> dict[str, Any]:
         """What a run stores on its Phoenix experiment's metadata: the `headline` figures as
@@ -320,6 +328,7 @@ class RunSummary:
             "overall_match_rate": self.overall_match_rate,
             "accuracy": self.accuracy,
             "mean_state_accuracy": self.mean_state_accuracy,
+            **self._weighted(),
             "value_precision": self.value_precision,
             "value_recall": self.value_recall,
             "value_f1": self.value_f1,
@@ -381,7 +390,7 @@ def field_minimum(path: str, minimums: Mapping[str, float]) -> float | None:
     if path in minimums:
         return minimums[path]
     return next(
-        (m for p, m in minimums.items() if _GLOB.intersection(p) and fnmatchcase(path, p)), None
+        (m for p, m in minimums.items() if _GLOB.intersection(p) and path_matches(path, p)), None
     )
 
 
@@ -419,7 +428,7 @@ def threshold_results(
         matched = [
             r
             for r in rows
-            if r.n_expected and (r.path == pattern or (is_glob and fnmatchcase(r.path, pattern)))
+            if r.n_expected and (r.path == pattern or (is_glob and path_matches(r.path, pattern)))
         ]
         worst = min((r.accuracy for r in matched), default=None)
         passed = worst is None or worst >= limit

@@ -87,6 +87,7 @@ class RunTally:
         self.matching = 0
         self.expected = 0
         self.accuracy_sum = 0.0
+        self.weighted_sum: float | None = 0.0 if scoring.policies.has_weights else None
         self.time_sum = 0.0
         self._failing: list[_Failing] = []
         self._failing_keys: list[int] = []
@@ -106,6 +107,9 @@ class RunTally:
         self.n_overall += overall
         self.n_errors += not score.ok
         self.accuracy_sum += score.accuracy
+        if self.weighted_sum is not None:
+            weighted = score.evaluation("weighted_state_accuracy")
+            self.weighted_sum += 0.0 if weighted is None else weighted.score or 0.0
         self.time_sum += score.result.time_used
         if not overall or score.failed_checks:
             self.n_failing += 1
@@ -163,6 +167,9 @@ class RunTally:
             "value_precision": metrics.precision,
             "value_recall": metrics.recall,
             "value_f1": metrics.f1,
+            "mean_weighted_state_accuracy": None
+            if self.weighted_sum is None
+            else _ratio(self.weighted_sum, n),
         }
         agreement = run_agreement(self._judged, self._human)
         values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
@@ -195,6 +202,7 @@ class RunTally:
             n_failing=self.n_failing,
             episodes=trajectory,
             edits=self.edits.result(),
+            mean_weighted_state_accuracy=values["mean_weighted_state_accuracy"],
         )
 
 

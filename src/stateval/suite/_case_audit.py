@@ -8,11 +8,10 @@ against its cases never reads the file again.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
-from fnmatch import fnmatchcase
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from stateval.compare import FieldPolicies
+from stateval.compare import FieldPolicies, path_matches
 from stateval.suite._case import Case
 from stateval.suite._cases import Locate, format_problem
 from stateval.suite._models import SuiteModel
@@ -61,6 +60,10 @@ class CaseAudit:
         """Take one valid case into account."""
         expected = case.expected_post_state
         self._known.update(expected.paths())
+        for path in expected.paths():
+            best = expected.best(path)
+            if best is not None and isinstance(best.value, list):
+                self._add_items(path, best.value)
         for path in case.human:
             if self._policies.for_path(path).judge is None:
                 self._human.append((case.id, path))
@@ -68,6 +71,17 @@ class CaseAudit:
             best = expected.best(path)
             if best is not None:
                 self._check_values(case.id, path, best.value, values)
+
+    def _add_items(self, path: str, items: list[Any]) -> None:
+        """The sub-fields of a list of records (``line_items[].quantity``) are known paths."""
+        for item in items:
+            if not isinstance(item, dict):
+                return
+            for key, value in item.items():
+                sub = f"{path}[].{key}"
+                self._known.add(sub)
+                if isinstance(value, list):
+                    self._add_items(sub, value)
 
     def _check_values(self, case_id: str, path: str, value: Any, values: Mapping[str, str]) -> None:
         """An expected value of a categorical slot that is none of its possible values (after
@@ -90,21 +104,26 @@ class CaseAudit:
         typo that would silently fall back to another policy: one problem line each."""
         known = self._known | set(slots)
         problems = []
-        for section, patterns in (
+        sections: tuple[tuple[str, Collection[str]], ...] = (
             ("policies", self._model.policies),
             ("thresholds.fields", self._model.thresholds.fields),
-        ):
-            for pattern in patterns:
+            ("thresholds.critical_fields", self._model.thresholds.critical_fields),
+        )
+        for section, patterns in sections:
+            for i, pattern in enumerate(patterns):
                 if pattern == "*" or pattern in known:
                     continue
-                if _GLOB.intersection(pattern) and any(fnmatchcase(p, pattern) for p in known):
+                if _GLOB.intersection(pattern) and any(path_matches(p, pattern) for p in known):
                     continue
                 message = "matches no slot and no expected field"
                 close = difflib.get_close_matches(pattern, sorted(known), n=1)
                 if close:
                     message += f" (did you mean {close[0]!r}?)"
-                loc = (*section.split("."), pattern)
-                problems.append(format_problem(label, locate(loc), None, loc, message))
+                loc: tuple[str | int, ...] = (*section.split("."), pattern)
+                at: tuple[str | int, ...] = (
+                    loc if isinstance(patterns, Mapping) else (*section.split("."), i)
+                )
+                problems.append(format_problem(label, locate(at), None, loc, message))
         return problems
 
     def value_problems(self) -> list[str]:

@@ -338,6 +338,10 @@ class ThresholdsSpec(_Strict):
     fields: dict[str, _Fraction] = Field(
         default_factory=dict, description="Path or glob -> minimum accuracy of each such field."
     )
+    mean_weighted_state_accuracy: _Fraction | None = Field(
+        default=None,
+        description="Minimum mean of the cases' weighted_state_accuracy (field weights).",
+    )
     critical_fields: list[Annotated[str, Field(min_length=1)]] = Field(
         default_factory=list,
         description="Paths or globs (sub-fields of lists of records too: "
