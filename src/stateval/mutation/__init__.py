@@ -47,6 +47,7 @@ from stateval.mutation._system import (
     Turn,
     as_system,
     is_llm_mutator,
+    split_transforms,
 )
 from stateval.mutation._value_changes import near_miss
 from stateval.mutation.adapters import case_get, scorer_to_eval
@@ -94,6 +95,7 @@ __all__ = [
     "run_probes",
     "scorer_to_eval",
     "severity",
+    "split_transforms",
     "suite_config",
     "suite_fail_under",
     "wilson_interval",

@@ -41,11 +41,19 @@ from stateval.traces._grounding import FORMS, Grounding
 from stateval.traces._import import ImportResult, import_corrections
 from stateval.traces._mapping import AttributePointer, MappedCall, SpanMapping, Unmapped
 from stateval.traces._reader import SpanPage, SpanWindow, in_sample, read_calls, span_filter
+from stateval.traces._recall import (
+    DEFAULT_OPERATORS,
+    MonitorRecall,
+    RecallTally,
+    Survivor,
+    measure_recall,
+)
 
 __all__ = [
     "ABSENT",
     "CHECKS",
     "CHECK_NAMES",
+    "DEFAULT_OPERATORS",
     "FLAGS_ANNOTATION",
     "FORMS",
     "PASSED",
@@ -61,12 +69,15 @@ __all__ = [
     "MappedCall",
     "Monitor",
     "MonitorModel",
+    "MonitorRecall",
     "NoGoldChecks",
+    "RecallTally",
     "Review",
     "SpanMapping",
     "SpanNote",
     "SpanPage",
     "SpanWindow",
+    "Survivor",
     "TracesSpec",
     "Unmapped",
     "correction_note",
@@ -75,6 +86,7 @@ __all__ = [
     "import_corrections",
     "in_sample",
     "load_monitor",
+    "measure_recall",
     "read_calls",
     "read_review",
     "review_queue",
