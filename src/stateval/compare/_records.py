@@ -39,6 +39,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import orjson
+
 from stateval.compare._match import match_values
 from stateval.compare._policy import MatchPolicy
 from stateval.compare._typed import COMPARATORS, Unreadable
@@ -318,24 +320,35 @@ def _by_key(
     return pairs
 
 
+def _identity(item: Mapping[str, Any]) -> Hashable:
+    """A key equal for identical items (stricter than `json_equal`: ``1`` and ``1.0`` differ,
+    which only sends such a pair to the assignment)."""
+    try:
+        return orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return _freeze(item)
+
+
 def _assign(
     aligner: _Aligner, want: Sequence[Mapping[str, Any]], got: Sequence[Mapping[str, Any]]
 ) -> list[tuple[int, int]]:
     """Identical items first, then the optimal assignment of the rest."""
     waiting: dict[Hashable, list[int]] = {}
     for j, item in enumerate(got):
-        waiting.setdefault(_freeze(item), []).append(j)
+        waiting.setdefault(_identity(item), []).append(j)
     pairs: list[tuple[int, int]] = []
     rest_e: list[int] = []
     for i, item in enumerate(want):
-        slots = waiting.get(_freeze(item))
+        slots = waiting.get(_identity(item))
         if slots:
             pairs.append((i, slots.pop(0)))
         else:
             rest_e.append(i)
     taken = {j for _, j in pairs}
     rest_a = [j for j in range(len(got)) if j not in taken]
-    if rest_e and rest_a:
+    if len(rest_e) == 1 and len(rest_a) == 1:
+        pairs.append((rest_e[0], rest_a[0]))  # the only candidates: the threshold decides
+    elif rest_e and rest_a:
         from scipy.optimize import linear_sum_assignment
 
         sim = aligner.similarity_matrix([want[i] for i in rest_e], [got[j] for j in rest_a])

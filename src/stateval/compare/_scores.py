@@ -219,15 +219,17 @@ class CaseScores:
             return self._failed("weighted_state_accuracy")
         c = self.comparison
         total = got = 0.0
-        for fc in c.fields:
-            if fc.status is FieldStatus.EXTRA:
+        for path, status, made in c.items():
+            if status is FieldStatus.EXTRA:
                 continue
-            weight = self.policies.for_path(fc.path).weight
+            weight = self.policies.for_path(path).weight
             total += weight
-            got += weight * fc.score
+            # a field not made yet is of a strict policy: binary
+            got += weight * (made.score if made is not None else status is FieldStatus.MATCHING)
         if not total:
-            label = None if c.fields else "empty"
-            return ScoreValue("weighted_state_accuracy", 0.0 if c.fields else 1.0, label, "")
+            empty = not c.paths
+            label = "empty" if empty else None
+            return ScoreValue("weighted_state_accuracy", 1.0 if empty else 0.0, label, "")
         return ScoreValue(
             "weighted_state_accuracy",
             got / total,
