@@ -155,7 +155,11 @@ def test_200_spans_exported_20_corrected_imported_with_0_diffs_and_run(
             draft["renewal_date"] = "2027-06-30"
         want[span] = draft
 
-    imported = _stateval(tmp_path, "traces", "import", "gold.jsonl", "--phoenix-url", phoenix_url)
+    imported = _stateval(
+        tmp_path,
+        *("traces", "import", "gold.jsonl", "--monitor", str(monitor)),
+        *("--phoenix-url", phoenix_url),
+    )
     assert imported.returncode == 0, imported.stdout + imported.stderr
     assert "200 exported cases: 15 corrected, 5 confirmed, 180 unreviewed" in imported.stdout
     suite = load_suite(tmp_path / "gold.yaml")
@@ -210,24 +214,30 @@ def test_bad_corrections_are_one_line_each_and_change_nothing_else(
         *("--phoenix-url", phoenix_url),
     )
     assert exported.returncode == 0, exported.stderr
-    unknown, not_json, vanished, good, mixed = spans[:5]
+    unknown, not_json, vanished, good, mixed, unjudged = spans
     _note(phoenix_url, unknown, 'correct: favourite_colour = "red"')
     _note(phoenix_url, not_json, "correct: phone = 555-0199")
     _note(phoenix_url, mixed, 'correct: ok\ncorrect: phone = "555-0100\n')  # bad JSON: not ok
     _note(phoenix_url, vanished, correction_note(ok=True))
     _note(phoenix_url, good, correction_note({"phone": "555-0100"}))
+    _note(phoenix_url, unjudged, correction_note(ok=True, human={"phone": "same"}))
     deleted = httpx.delete(f"{phoenix_url}/v1/spans/{vanished}")
     assert deleted.status_code < 300, deleted.text
     before = _lines(tmp_path / "gold.jsonl")
 
-    result = _stateval(tmp_path, "traces", "import", "gold.jsonl", "--phoenix-url", phoenix_url)
+    result = _stateval(
+        tmp_path,
+        *("traces", "import", "gold.jsonl", "--monitor", str(monitor)),
+        *("--phoenix-url", phoenix_url),
+    )
     assert result.returncode == 1
     problems = [line for line in result.stdout.splitlines() if line.startswith("problem: ")]
-    assert len(problems) == 4, result.stdout
+    assert len(problems) == 5, result.stdout
     assert any(unknown in p and "unknown field 'favourite_colour'" in p for p in problems)
     assert any(not_json in p and "'555-0199' is not valid JSON" in p for p in problems)
     assert any(mixed in p and "not valid JSON" in p for p in problems)
     assert any(vanished in p and "no longer exists" in p for p in problems)
+    assert any(unjudged in p and "no LLM judges 'phone'" in p for p in problems)
     after = _lines(tmp_path / "gold.jsonl")
     assert [s for s in spans if after[s] != before[s]] == [good]
     assert "1 changed by this import" in result.stdout
@@ -339,6 +349,27 @@ def test_the_queue_front_holds_at_least_the_errors_triage_predicts(
     [predicted] = triage(confidences, [i not in wrong for i in range(200)], [0.1])
     assert front >= predicted.caught
     print(f"queue front 10%: {front:.2f} of errors; triage predicts {predicted.caught:.2f}")
+
+    # --flagged keeps the 12 flagged spans; a window with no span is one line and exit 2
+    only = _stateval(
+        tmp_path,
+        *("traces", "export", str(monitor), "--cases", "f.jsonl", "--no-dataset", "--flagged"),
+        *("--sample", "5", "--seed", "3", "--phoenix-url", phoenix_url),
+    )
+    assert only.returncode == 0, only.stderr
+    kept = [json.loads(line) for line in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert len(kept) == 5
+    assert {c["id"] for c in kept} <= {spans[i] for i in flagged}
+    empty = _stateval(
+        tmp_path,
+        *("traces", "export", str(monitor), "--cases", "e.jsonl", "--no-dataset"),
+        *("--since", "2999-01-01T00:00:00+00:00", "--phoenix-url", phoenix_url),
+    )
+    assert empty.returncode == 2
+    assert empty.stderr.strip().splitlines() == [
+        f"error: no span of project {project!r} to export (0 read, 0 not mutator calls)"
+    ]
+    assert not (tmp_path / "e.jsonl").exists()
 
 
 def test_the_example_goes_from_spans_to_gold_to_a_run_linked_to_them(

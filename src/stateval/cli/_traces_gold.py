@@ -137,6 +137,14 @@ def traces_export(
 
 def traces_import(
     cases: Annotated[Path, typer.Argument(metavar="CASES", help="The exported case file.")],
+    monitor_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--monitor",
+            metavar="MONITOR",
+            help="The monitor exported from: human verdicts only on fields its LLM judges.",
+        ),
+    ] = None,
     phoenix_url: _PhoenixUrl = None,
     debug: DebugOption = False,
 ) -> None:
@@ -146,14 +154,18 @@ def traces_import(
     were, the others are imported).
     """
     with errors_to_exit(debug):
+        from stateval.suite import load_monitor
         from stateval.traces import import_corrections
         from stateval.upload import PhoenixUploader
 
+        monitor = None
+        if monitor_path is not None:
+            monitor = load_monitor(monitor_path, build_judge=False)
         url, api_key = _target(phoenix_url)
 
         async def read() -> ImportResult:
             async with PhoenixUploader(url, api_key=api_key) as phoenix:
-                return await import_corrections(phoenix, cases)
+                return await import_corrections(phoenix, cases, monitor)
 
         result = asyncio.run(read())
         for problem in result.problems:

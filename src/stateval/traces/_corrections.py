@@ -166,12 +166,17 @@ def _json_value(text: str) -> object:
         ) from None
 
 
-def read_review(notes: Sequence[SpanNote], known: Callable[[str], bool] = bool) -> Review:
+def read_review(
+    notes: Sequence[SpanNote],
+    known: Callable[[str], bool] = bool,
+    judged: Callable[[str], bool] = bool,
+) -> Review:
     """Read a span's notes (in any order: they are taken oldest first) into a `Review`.
 
     Args:
         notes: The span's notes.
         known: Whether a field path is one the state can hold (unknown ones are problems).
+        judged: Whether an LLM judges a field (a human verdict on another is a problem).
     """
     values: dict[str, object] = {}
     human: dict[str, str] = {}
@@ -198,6 +203,8 @@ def read_review(notes: Sequence[SpanNote], known: Callable[[str], bool] = bool) 
                     path, rest = _field_line(line[len(HUMAN_PREFIX) :], known)
                     if rest not in HUMAN_LABELS:
                         raise ValueError(f"a verdict is one of {', '.join(HUMAN_LABELS)}")
+                    if not judged(path):
+                        raise ValueError(f"no LLM judges {path!r} (its policy has no judge: llm)")
                     human[path] = rest
             except ValueError as exc:
                 problems.append(f"note {note.id} ({note.by}): {line!r}: {exc}")

@@ -22,13 +22,14 @@ file is rewritten (atomically) only when a case changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stateval.compare import FieldPolicies
 from stateval.errors import StatevalError
-from stateval.suite import REVIEW_KEY, SOURCE_PROJECT_KEY, SOURCE_SPAN_KEY, UNREVIEWED
+from stateval.suite import REVIEW_KEY, SOURCE_PROJECT_KEY, SOURCE_SPAN_KEY, UNREVIEWED, Monitor
 from stateval.traces._corrections import Review, SpanNote, read_review
 from stateval.traces._export import write_lines
 from stateval.upload import PhoenixUploader, SpanFilter, StoredSpanNote
@@ -156,12 +157,24 @@ async def _existing(phoenix: PhoenixUploader, project: str, span_ids: Sequence[s
     return found
 
 
+def _judged_by(policies: FieldPolicies) -> Callable[[str], bool]:
+    def judged(path: str) -> bool:
+        return policies.for_path(path).judge is not None
+
+    return judged
+
+
 def _span_note(note: StoredSpanNote) -> SpanNote:
     return SpanNote(note.id, note.text, note.by, note.updated_at.isoformat(), note.row)
 
 
-async def import_corrections(phoenix: PhoenixUploader, path: Path) -> ImportResult:
+async def import_corrections(
+    phoenix: PhoenixUploader, path: Path, monitor: Monitor | None = None
+) -> ImportResult:
     """Read the corrections of the exported cases in ``path`` and write them into it.
+
+    With the ``monitor`` the cases were exported by, a human verdict on a field its policies
+    do not judge by LLM is a problem, and its slot list (when it has one) adds known fields.
 
     Raises:
         StatevalError: The file cannot be read.
@@ -180,6 +193,11 @@ async def import_corrections(phoenix: PhoenixUploader, path: Path) -> ImportResu
         for note in await phoenix.list_span_notes(project, spans):
             notes.setdefault(note.span_id, []).append(_span_note(note))
     known = _known_fields(cases)
+    judged: Callable[[str], bool] = bool
+    if monitor is not None:
+        judged = _judged_by(monitor.policies)
+        if isinstance(monitor.model.slots, list):
+            known.update(monitor.model.slots)
     problems: list[str] = []
     changed: list[str] = []
     counts = {"corrected": 0, "confirmed": 0, UNREVIEWED: 0}
@@ -191,7 +209,7 @@ async def import_corrections(phoenix: PhoenixUploader, path: Path) -> ImportResu
             continue
         project, span = source
         case_id = str(line.get("id"))
-        review = read_review(notes.get(span, ()), known.__contains__)
+        review = read_review(notes.get(span, ()), known.__contains__, judged)
         if span not in existing[project]:
             problems.append(
                 f"case {case_id!r}: span {span} no longer exists in project {project!r} "
