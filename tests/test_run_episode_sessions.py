@@ -24,7 +24,12 @@ def test_a_session_is_its_episode_in_its_run_and_the_shards_of_a_run_share_it() 
 def test_an_episode_right_at_every_turn_has_no_divergence_turn() -> None:
     episode = EpisodeScore("d1", "free_running", 4, True, None, 1.0, mean_state_accuracy=1.0)
     notes = {n.name: n for n in episode_annotations("d1@r", episode, "exp-1")}
-    assert sorted(notes) == ["episode_accuracy", "episode_success", "first_divergence_turn"]
+    assert sorted(notes) == [
+        "episode_accuracy",
+        "episode_success",
+        "first_divergence_turn",
+        "retention_at_5",
+    ]
     assert all(n.session_id == "d1@r" and n.identifier == "exp-1" for n in notes.values())
     assert all(n.annotator_kind == "CODE" for n in notes.values())
     success = notes["episode_success"]
@@ -39,6 +44,14 @@ def test_an_episode_right_at_every_turn_has_no_divergence_turn() -> None:
     assert (accuracy.score, accuracy.explanation) == (
         1.0,
         "4 of its 4 turn(s) right (free_running)",
+    )
+    retention = notes["retention_at_5"]  # no field of this episode is 5 turns old
+    assert (retention.score, retention.label) == (None, "none")
+    old = EpisodeScore("d2", "teacher_forced", 8, False, 6, 0.5, n_old=4, right_old=3)
+    kept = {n.name: n for n in episode_annotations("d2@r", old, "exp-1")}["retention_at_5"]
+    assert (kept.score, kept.explanation) == (
+        0.75,
+        "3 of 4 expected field(s) set 5 or more turns earlier right (teacher_forced)",
     )
     assert success.body()["session_id"] == "d1@r"
     assert success.body()["metadata"]["mode"] == "free_running"

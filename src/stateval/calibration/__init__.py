@@ -35,6 +35,7 @@ from stateval.calibration._error_rate import (
     RateEstimate,
     estimate_error_rate,
 )
+from stateval.calibration._intervals import Z_95, wilson_interval
 from stateval.calibration._metrics import (
     BinStrategy,
     ReliabilityBin,
@@ -50,6 +51,7 @@ __all__ = [
     "HUMAN_LABELS",
     "OVERALL",
     "TRIAGE_FRACTIONS",
+    "Z_95",
     "Agreement",
     "AgreementReport",
     "AgreementSample",
@@ -74,4 +76,5 @@ __all__ = [
     "judge_agreement",
     "reliability_bins",
     "triage",
+    "wilson_interval",
 ]

@@ -119,13 +119,6 @@ class FieldEdit:
 _ABSENT: Any = object()
 
 
-def _values(state: InterpretiveState) -> dict[str, Any]:
-    flat = state.flat_values
-    if flat is not None:
-        return flat.values
-    return {p: vc.value for p, vc in state.best_candidates().items()}
-
-
 def _op(policy: MatchPolicy, before: Any, after: Any) -> EditOp:
     if before is _ABSENT:
         return _N if after is _ABSENT else _A
@@ -152,7 +145,7 @@ def field_edits(
             decide whether a held value is right (made here when not given).
     """
     resolved = FieldPolicies.of(policies)
-    before, want, got = _values(pre), _values(expected), _values(actual)
+    before, want, got = pre.to_flat(), expected.to_flat(), actual.to_flat()
     out: list[FieldEdit] = []
     for path in dict.fromkeys([*want, *before, *got]):
         policy = resolved.for_path(path)

@@ -12,14 +12,16 @@ trajectory summary can use it without importing the run's scoring.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "RETENTION_AGE",
     "SKIPPED",
     "EpisodeScore",
     "TurnRecord",
+    "memory_ages",
     "propagation",
     "score_episode",
 ]
@@ -27,6 +29,9 @@ __all__ = [
 SKIPPED = "EpisodeSkipped"
 """The ``error_type`` of a free-running turn not run because an earlier turn of its episode
 failed (``episodes.on_error: skip``)."""
+
+RETENTION_AGE = 5
+"""The memory age from which ``retention_at_5`` counts (`stateval.episodes.RetentionCurve`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,8 @@ class TurnRecord:
         expected: Expected fields.
         wrong: The scored fields that are wrong, missing or extra.
         skipped: Not run: an earlier turn failed and the policy is ``skip``.
+        fields: ``(path, set here, right)`` of each expected field: whether the gold sets
+            (adds or changes) it at this turn, and whether the mutator has it right.
     """
 
     turn: int
@@ -54,6 +61,20 @@ class TurnRecord:
     expected: int = 0
     wrong: frozenset[str] = frozenset()
     skipped: bool = False
+    fields: tuple[tuple[str, bool, bool], ...] = ()
+
+
+def memory_ages(turns: Sequence[TurnRecord]) -> Iterator[tuple[str, int, bool]]:
+    """``(path, age, right)`` of every expected field of every turn, the turns in order."""
+    if not turns:
+        return
+    last_set: dict[str, int] = {}
+    start = turns[0].turn - 1
+    for record in turns:
+        for path, set_here, right in record.fields:
+            if set_here:
+                last_set[path] = record.turn
+            yield path, record.turn - last_set.get(path, start), right
 
 
 def propagation(
@@ -93,6 +114,8 @@ class EpisodeScore:
         first_wrong: Field -> the turn index where it first goes wrong.
         case_ids: Its cases, in turn order.
         first_turn: The turn index of its first turn.
+        n_old: Expected fields of memory age >= `RETENTION_AGE` over its turns.
+        right_old: Those that are right.
     """
 
     episode_id: str
@@ -112,6 +135,14 @@ class EpisodeScore:
     first_wrong: Mapping[str, int] = field(default_factory=dict)
     case_ids: tuple[str, ...] = ()
     first_turn: int = 0
+    n_old: int = 0
+    right_old: int = 0
+
+    @property
+    def retention(self) -> float | None:
+        """Its fields of memory age >= `RETENTION_AGE` that are right, as a fraction (None
+        when it has none that old)."""
+        return self.right_old / self.n_old if self.n_old else None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -133,6 +164,8 @@ class EpisodeScore:
             "first_wrong": dict(self.first_wrong),
             "case_ids": list(self.case_ids),
             "first_turn": self.first_turn,
+            "n_old": self.n_old,
+            "right_old": self.right_old,
         }
 
 
@@ -161,6 +194,11 @@ def score_episode(episode_id: str, mode: str, turns: Sequence[TurnRecord]) -> Ep
             first_wrong.setdefault(path, turn.turn)
         before = turn.wrong
     recovered = divergence is not None and any(t.right for t in turns if t.turn > divergence)
+    n_old = right_old = 0
+    for _, age, right in memory_ages(turns):
+        if age >= RETENTION_AGE:
+            n_old += 1
+            right_old += right
     return EpisodeScore(
         episode_id=episode_id,
         mode=mode,
@@ -179,4 +217,6 @@ def score_episode(episode_id: str, mode: str, turns: Sequence[TurnRecord]) -> Ep
         first_wrong=first_wrong,
         case_ids=tuple(t.case_id for t in turns),
         first_turn=turns[0].turn if turns else 0,
+        n_old=n_old,
+        right_old=right_old,
     )

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stateval.episodes._retention import RetentionCurve, RetentionTally
 from stateval.episodes._score import EpisodeScore, TurnRecord, propagation
-from stateval.suite import ThresholdsSpec
 
 __all__ = ["FieldTrajectory", "TrajectorySummary", "TrajectoryTally", "TurnPoint"]
 
@@ -142,6 +142,8 @@ class TrajectorySummary:
         corrected: Fields wrong at one turn and right at the next.
         turns: The per-turn curve, by turn index.
         fields: Per-field figures, most often wrong first.
+        retention: Accuracy by memory age (turns since the gold value was set), pooled and
+            per field (`stateval.episodes.RetentionCurve`).
     """
 
     mode: str
@@ -157,6 +159,7 @@ class TrajectorySummary:
     corrected: int
     turns: tuple[TurnPoint, ...]
     fields: tuple[FieldTrajectory, ...] = field(default=())
+    retention: RetentionCurve | None = None
 
     @property
     def n_diverged(self) -> int:
@@ -189,6 +192,7 @@ class TrajectorySummary:
             "corrected": self.corrected,
             "turns": [t.to_dict() for t in self.turns],
             "fields": [f.to_dict() for f in self.fields],
+            "retention": None if self.retention is None else self.retention.to_dict(),
         }
 
 
@@ -210,10 +214,12 @@ class TrajectoryTally:
         self.first_divergence: dict[int, int] = {}
         self._turns: dict[int, _TurnCounts] = {}
         self._fields: dict[str, _FieldCounts] = {}
+        self._retention = RetentionTally()
 
     def add(self, episode: EpisodeScore, turns: Sequence[TurnRecord]) -> None:
         """Count one complete episode (its turns in order)."""
         self.n_episodes += 1
+        self._retention.add(turns)
         self.n_success += episode.success
         self.accuracy_sum += episode.accuracy
         self.n_recovered += episode.recovered
@@ -300,26 +306,5 @@ class TrajectoryTally:
             corrected=sum(t.corrected for t in turns),
             turns=turns,
             fields=tuple(fields),
+            retention=self._retention.result(),
         )
-
-
-def episode_threshold_values(
-    spec: ThresholdsSpec, summary: TrajectorySummary | None
-) -> list[tuple[str, float | None, float]]:
-    """``(name, value, limit)`` of each episode threshold ``spec`` sets: ``episode_success``,
-    and ``per_turn[<metric>]`` whose value is the worst turn index's (reached by at least
-    ``per_turn.min_episodes`` episodes)."""
-    out: list[tuple[str, float | None, float]] = []
-    if spec.episode_success is not None:
-        value = None if summary is None else summary.episode_success
-        out.append(("episode_success", value, spec.episode_success))
-    per_turn = spec.per_turn
-    if per_turn is not None:
-        for metric in ("joint_goal_accuracy", "accuracy"):
-            limit = getattr(per_turn, metric)
-            if limit is None:
-                continue
-            points = [] if summary is None else summary.per_turn(metric, per_turn.min_episodes)
-            worst = min((v for _, v in points), default=None)
-            out.append((f"per_turn[{metric}]", worst, limit))
-    return out

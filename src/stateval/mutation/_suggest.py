@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from stateval.compare import FieldPolicies, MatchPolicy
+from stateval.episodes import EPISODE_METRICS
 from stateval.mutation._evals import EvalOutcome
 from stateval.run import CaseScore, FieldRow, RunSummary, Scoring
 from stateval.state import InterpretiveState, ValueConfidence
@@ -247,15 +248,19 @@ def suggest(
     changes: FieldChanges,
 ) -> str:
     """One line: what to add to the suite so that this surviving mutant is killed (and, when
-    it breaks episodes the baseline gets right, the ``episode_success`` minimum that would)."""
+    it breaks episodes the baseline gets right, the minimum of an episode metric with a
+    threshold (`stateval.episodes.EPISODE_METRICS`: ``episode_success``...) that would)."""
     line = _suggestion(base, mutant, scoring, changes)
-    before = None if base.episodes is None else base.episodes.episode_success
-    after = None if mutant.episodes is None else mutant.episodes.episode_success
-    if before is not None and after is not None and after < before:
-        current = scoring.thresholds.episode_success
-        line += (
-            f"; or, over whole episodes, {_aggregate('episode_success', before, after, current)}"
-        )
+    if base.episodes is None or mutant.episodes is None:
+        return line
+    for metric in EPISODE_METRICS.values():
+        if not metric.threshold:
+            continue
+        before, after = metric.run_value(base.episodes), metric.run_value(mutant.episodes)
+        if before is not None and after is not None and after < before:
+            current = getattr(scoring.thresholds, metric.name, None)
+            line += f"; or, over whole episodes, {_aggregate(metric.name, before, after, current)}"
+            break
     return line
 
 

@@ -12,6 +12,7 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from stateval.episodes import RETENTION_AGE
 from stateval.errors import StatevalError
 
 if TYPE_CHECKING:
@@ -19,12 +20,14 @@ if TYPE_CHECKING:
     from matplotlib.ticker import Formatter
 
     from stateval.calibration import Calibration
+    from stateval.episodes import AgePoint
     from stateval.run import FieldRow
 
 __all__ = [
     "field_accuracy_chart",
     "reliability_chart",
     "require_charts",
+    "retention_chart",
     "triage_chart",
 ]
 
@@ -172,3 +175,33 @@ def triage_chart(calibrations: Sequence[Calibration]) -> str:
     ax.legend(fontsize=7, loc="lower right")
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig, "triage")
+
+
+def retention_chart(curves: Sequence[tuple[str, Sequence[AgePoint]]]) -> str:
+    """Accuracy by memory age with its 95% interval, one line per mode (``(name, points)``);
+    the dotted line marks the ``retention_at_5`` cutoff."""
+    fig = _figure(5.2, 3.4)
+    ax = fig.add_subplot()
+    for colour, (name, points) in zip(_PALETTE, curves, strict=False):
+        ages = [p.age for p in points]
+        ax.fill_between(
+            ages, [p.low for p in points], [p.high for p in points], color=colour, alpha=0.15
+        )
+        ax.plot(
+            ages,
+            [p.accuracy for p in points],
+            color=colour,
+            marker="o",
+            markersize=3,
+            linewidth=1.5,
+            label=name,
+            gid=f"retention-{name}",
+        )
+    ax.axvline(RETENTION_AGE, color=_GREY, linewidth=0.8, linestyle=":")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("memory age (turns since the gold value was set)")
+    ax.set_ylabel("fields right")
+    ax.yaxis.set_major_formatter(_percent())
+    ax.legend(fontsize=7, loc="lower left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig, "retention")

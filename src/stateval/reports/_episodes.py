@@ -5,11 +5,13 @@ and, when both modes were run, the two side by side."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from stateval.episodes import EPISODE_METRICS, EpisodeMetric
 from stateval.run import RunSummary, TrajectorySummary
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "markdown_episodes",
     "mode_rows",
     "print_episodes",
+    "retention_rows",
     "turn_curve",
 ]
 
@@ -41,24 +44,64 @@ def _divergence(episodes: TrajectorySummary) -> str:
     return ", ".join(f"turn {t}: {n}" for t, n in sorted(episodes.first_divergence.items()))
 
 
+def _metric(metric: EpisodeMetric, episodes: TrajectorySummary) -> str:
+    text = _pct(metric.run_value(episodes))
+    return text if metric.count is None else f"{text} {metric.count(episodes)}"
+
+
 def episode_rows(episodes: TrajectorySummary) -> list[tuple[str, str]]:
-    """The episode figures as (label, value) rows."""
+    """The episode figures as (label, value) rows: the reported metrics of
+    `stateval.episodes.EPISODE_METRICS`, error propagation, the first divergences and the
+    retention slope."""
     return [
         ("episodes", f"{episodes.n_episodes} ({_mode(episodes.mode)})"),
-        ("episode success", f"{_pct(episodes.episode_success)} ({episodes.n_success})"),
-        ("mean episode accuracy (turns right)", _pct(episodes.mean_episode_accuracy)),
-        ("recovery rate (turn right after a wrong one)", _pct(episodes.recovery_rate)),
+        *((m.label, _metric(m, episodes)) for m in EPISODE_METRICS.values() if m.report),
         (
             "field errors inherited / introduced / corrected",
             f"{episodes.inherited} / {episodes.introduced} / {episodes.corrected}",
         ),
         ("first divergence", _divergence(episodes)),
+        ("retention by memory age", _slope(episodes)),
     ]
 
 
-def _figure(run: RunSummary, name: str) -> str:
+def _slope(episodes: TrajectorySummary) -> str:
+    slope = None if episodes.retention is None else episodes.retention.slope
+    if slope is None:
+        return "n/a"
+    verdict = "falls significantly" if slope.significant else "no significant fall"
+    return f"{slope.slope:+.2%} per turn of age (one-sided p = {slope.p_value:.3g}: {verdict})"
+
+
+def retention_rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
+    """The retention curve: one row per memory age, each mode's accuracy, its count and
+    95% interval."""
+    runs = [r for r in summary.side_by_side() if r.episodes and r.episodes.retention]
+    columns = ["age"]
+    for r in runs:
+        columns += [f"{_mode(r.mode)} accuracy", "n", "95% interval"]
+    curves = [
+        {p.age: p for p in r.episodes.retention.points}  # type: ignore[union-attr]
+        for r in runs
+    ]
+    ages = sorted(set().union(*curves)) if curves else []
+    rows = []
+    for age in ages[:_TURNS_SHOWN]:
+        cells = [str(age)]
+        for curve in curves:
+            p = curve.get(age)
+            cells += (
+                ["", "", ""]
+                if p is None
+                else [_pct(p.accuracy), str(p.n), f"{_pct(p.low)} to {_pct(p.high)}"]
+            )
+        rows.append(cells)
+    return columns, rows
+
+
+def _figure(run: RunSummary, metric: EpisodeMetric) -> str:
     episodes = run.episodes
-    return "n/a" if episodes is None else _pct(getattr(episodes, name))
+    return "n/a" if episodes is None else _pct(metric.run_value(episodes))
 
 
 def _propagated(run: RunSummary) -> str:
@@ -70,9 +113,7 @@ _MODE_ROWS: tuple[tuple[str, Callable[[RunSummary], str]], ...] = (
     ("run", lambda r: r.run_id),
     ("joint goal accuracy", lambda r: _pct(r.joint_goal_accuracy)),
     ("accuracy (expected fields)", lambda r: _pct(r.accuracy)),
-    ("episode success", lambda r: _figure(r, "episode_success")),
-    ("mean episode accuracy", lambda r: _figure(r, "mean_episode_accuracy")),
-    ("recovery rate", lambda r: _figure(r, "recovery_rate")),
+    *((m.label, partial(_figure, metric=m)) for m in EPISODE_METRICS.values() if m.report),
     ("errors inherited / introduced", _propagated),
     ("passed", lambda r: "yes" if r.passed else "no"),
 )
@@ -139,6 +180,18 @@ def print_episodes(summary: RunSummary, console: Console) -> None:
     for cells in rows:
         curve.add_row(*map(Text, cells))
     console.print(curve)
+    columns, rows = retention_rows(summary)
+    if rows:
+        ages = Table(
+            title="retention by memory age (turns since the gold value was set)",
+            title_justify="left",
+            show_edge=False,
+        )
+        for i, name in enumerate(columns):
+            ages.add_column(name, justify="left" if i == 0 else "right")
+        for cells in rows:
+            ages.add_row(*cells)
+        console.print(ages)
     if episodes.fields:
         fields = Table(
             title="fields by the episodes they go wrong in", title_justify="left", show_edge=False
@@ -178,4 +231,15 @@ def markdown_episodes(summary: RunSummary) -> list[str]:
     ]
     lines += ["| " + " | ".join(cells) + " |" for cells in curve]
     lines += ["", "</details>"]
+    columns, ages = retention_rows(summary)
+    if ages:
+        lines += [
+            "",
+            "<details><summary>Retention by memory age</summary>",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---:|" * len(columns),
+        ]
+        lines += ["| " + " | ".join(cells) + " |" for cells in ages]
+        lines += ["", "</details>"]
     return lines

@@ -16,9 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stateval.calibration import AgreementReport, Calibration, CalibrationReport
-from stateval.reports._charts import field_accuracy_chart, reliability_chart, triage_chart
+from stateval.reports._charts import (
+    field_accuracy_chart,
+    reliability_chart,
+    retention_chart,
+    triage_chart,
+)
 from stateval.reports._edits import FIELD_COLUMNS, edit_field_rows, edit_matrix_rows, edit_rate_rows
-from stateval.reports._episodes import MODE_NAMES, episode_rows, mode_rows, turn_curve
+from stateval.reports._episodes import (
+    MODE_NAMES,
+    episode_rows,
+    mode_rows,
+    retention_rows,
+    turn_curve,
+)
 from stateval.run import RunSummary
 
 __all__ = ["HtmlSection", "html_report", "write_html_report"]
@@ -310,7 +321,18 @@ def _episodes(summary: RunSummary) -> str:
         modes = [MODE_NAMES.get(str(r.mode), str(r.mode)) for r in summary.side_by_side()]
         out += _table(("", *modes), ((label, *cells) for label, cells in mode_rows(summary)))
     columns, rows = turn_curve(summary)
-    return out + _table(columns, rows)
+    out += _table(columns, rows)
+    curves = [
+        (MODE_NAMES.get(str(r.mode), str(r.mode)), r.episodes.retention.points)
+        for r in summary.side_by_side()
+        if r.episodes is not None
+        and r.episodes.retention is not None
+        and r.episodes.retention.points
+    ]
+    if curves:
+        columns, rows = retention_rows(summary)
+        out += "<h3>Retention by memory age</h3>" + retention_chart(curves) + _table(columns, rows)
+    return out
 
 
 def _edits(summary: RunSummary) -> str:

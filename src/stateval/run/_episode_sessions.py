@@ -7,10 +7,13 @@ whatever the project, so stateval makes it from the episode *and* the run
 (``<episode>@<run>``): two runs of a suite, or two suites with the same dialogue ids, never mix
 their turns, while the shards of a run (which share a key) and a resumed run keep theirs.
 
-An episode's scores become three session annotations, posted in bulk once the sessions exist
-(`stateval.upload.AnnotationBatcher`, sessions mode): ``episode_success`` (1 or 0, label
-``success`` / ``failure``), ``first_divergence_turn`` (the turn index, none when no turn
-diverged) and ``episode_accuracy`` (the fraction of its turns that are right). Their
+An episode's scores become session annotations, posted in bulk once the sessions exist
+(`stateval.upload.AnnotationBatcher`, sessions mode), one per metric of the episode metrics'
+table (`stateval.episodes.EPISODE_METRICS`) that has a per-episode value: ``episode_success``
+(1 or 0, label ``success`` / ``failure``), ``first_divergence_turn`` (the turn index, none when
+no turn diverged), ``episode_accuracy`` (the fraction of its turns that are right) and
+``retention_at_5`` (the fraction of its expected fields set 5 or more turns earlier that are
+right; none when it has none that old). Their
 identifier is the experiment's id, like the span annotations of the run's field scores, so a
 rescoring adds its own and keeps the original's. Stored episodes are acknowledged in the
 journal and skipped on resume.
@@ -22,7 +25,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from stateval.episodes import EpisodeScore
+from stateval.episodes import EPISODE_METRICS, EpisodeScore
 from stateval.run._journal import Journal, RunHeader
 from stateval.suite import Case
 from stateval.upload import AnnotationBatcher, PhoenixUploader, SessionAnnotationRecord
@@ -31,18 +34,12 @@ if TYPE_CHECKING:
     from stateval.upload import AnnotatorKind
 
 __all__ = [
-    "EPISODE_ACCURACY",
-    "EPISODE_SUCCESS",
-    "FIRST_DIVERGENCE_TURN",
     "EpisodeAnnotations",
     "case_session_id",
     "episode_annotations",
     "session_id",
 ]
 
-EPISODE_SUCCESS = "episode_success"
-FIRST_DIVERGENCE_TURN = "first_divergence_turn"
-EPISODE_ACCURACY = "episode_accuracy"
 _CODE: AnnotatorKind = "CODE"
 
 
@@ -60,57 +57,33 @@ def case_session_id(header: RunHeader, case: Case) -> str | None:
 def episode_annotations(
     session: str, episode: EpisodeScore, identifier: str
 ) -> list[SessionAnnotationRecord]:
-    """The session annotations of one scored episode (see the module's docstring)."""
-    turns, mode = episode.turns, episode.mode
+    """The session annotations of one scored episode: one per metric of
+    `stateval.episodes.EPISODE_METRICS` that has a per-episode value."""
     metadata = {
         "episode_id": episode.episode_id,
-        "mode": mode,
-        "turns": turns,
+        "mode": episode.mode,
+        "turns": episode.turns,
         "mean_state_accuracy": episode.mean_state_accuracy,
         "n_errors": episode.n_errors,
     }
-    first = episode.first_divergence_turn
-    if first is None:
-        success = f"all {turns} turn(s) right ({mode})"
-        divergence = "no turn's post-state differs from the expected one"
-    else:
-        success = f"turn {first} is the first of {turns} that is wrong ({mode})"
-        divergence = f"turn {first} is the first whose post-state differs from the expected one"
-
-    def record(
-        name: str, score: float | None, label: str | None, why: str
-    ) -> SessionAnnotationRecord:
-        return SessionAnnotationRecord(
-            session_id=session,
-            name=name,
-            annotator_kind=_CODE,
-            score=score,
-            label=label,
-            explanation=why,
-            metadata=metadata,
-            identifier=identifier,
+    out = []
+    for metric in EPISODE_METRICS.values():
+        if metric.annotation is None or metric.episode_value is None:
+            continue
+        value = metric.episode_value(episode)
+        out.append(
+            SessionAnnotationRecord(
+                session_id=session,
+                name=metric.annotation,
+                annotator_kind=_CODE,
+                score=value.score,
+                label=value.label,
+                explanation=value.explanation,
+                metadata=metadata,
+                identifier=identifier,
+            )
         )
-
-    return [
-        record(
-            EPISODE_SUCCESS,
-            1.0 if episode.success else 0.0,
-            "success" if episode.success else "failure",
-            success,
-        ),
-        record(
-            FIRST_DIVERGENCE_TURN,
-            None if first is None else float(first),
-            "none" if first is None else f"turn {first}",
-            divergence,
-        ),
-        record(
-            EPISODE_ACCURACY,
-            episode.accuracy,
-            None,
-            f"{round(episode.accuracy * turns)} of its {turns} turn(s) right ({mode})",
-        ),
-    ]
+    return out
 
 
 class EpisodeAnnotations:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from stateval.compare import Outcome
+from stateval.compare import FieldStatus, Outcome
 from stateval.episodes import SKIPPED, EpisodeScore, TurnRecord, score_episode
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
@@ -18,13 +18,22 @@ from stateval.suite import Case, Episodes
 __all__ = ["EpisodeTracker", "episode_tracker", "turn_record"]
 
 _WRONG = frozenset({Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA})
+_ABSENT = object()
 
 
 def turn_record(case: Case, score: CaseScore, scoring: Scoring) -> TurnRecord:
-    """The record of a scored case (a turn of an episode)."""
+    """The record of a scored case (a turn of an episode); a field is *set* at this turn when
+    the case's own (gold) pre-state does not hold its expected value, whatever the mode."""
     metrics = score.metrics_under(scoring, case)
     wrong = frozenset(o.path for o in metrics.outcomes if o.outcome in _WRONG)
     comparison = score.comparison
+    before = case.pre_state.to_flat()
+    fields = []
+    for path, value in case.expected_post_state.to_flat().items():
+        status = comparison.status(path)
+        if status is not None:  # None: a field its policy ignores
+            was = before.get(path, _ABSENT)
+            fields.append((path, was is _ABSENT or was != value, status is FieldStatus.MATCHING))
     return TurnRecord(
         turn=case.turn_index if case.turn_index is not None else 0,
         case_id=case.id,
@@ -35,6 +44,7 @@ def turn_record(case: Case, score: CaseScore, scoring: Scoring) -> TurnRecord:
         expected=comparison.n_expected,
         wrong=wrong,
         skipped=score.result.error_type == SKIPPED,
+        fields=tuple(fields),
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
 from stateval.compare import EditMatrix, FieldMetrics, MetricOptions, RunMetrics, path_matches
-from stateval.episodes import TrajectorySummary, episode_threshold_values
+from stateval.episodes import EPISODE_METRICS, TrajectorySummary, episode_threshold_values
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
 from stateval.suite import ThresholdsSpec
@@ -216,15 +216,15 @@ class RunSummary:
 
     def headline(self) -> dict[str, Any]:
         """The run-level figures: what Phoenix stores on the experiment and compares (with
-        episodes, also the mode, episode success and mean episode accuracy)."""
+        episodes, also the mode and the run value of each reported metric of
+        `stateval.episodes.EPISODE_METRICS`)."""
         trajectory = self.episodes
         episodes = (
             {}
             if trajectory is None
             else {
                 "mode": trajectory.mode,
-                "episode_success": trajectory.episode_success,
-                "mean_episode_accuracy": trajectory.mean_episode_accuracy,
+                **{m.name: m.run_value(trajectory) for m in EPISODE_METRICS.values() if m.report},
             }
         )
         return {

@@ -320,6 +320,10 @@ class PerTurnSpec(_Strict):
     )
 
 
+_EPISODE_METRIC: dict[str, Any] = {"x-episode-metric": True}
+"""Marks a threshold on a metric of `stateval.episodes.EPISODE_METRICS` (it needs episodes)."""
+
+
 class ThresholdsSpec(_Strict):
     """Minimums a run must reach to pass (exit code 0); unset ones are not checked."""
 
@@ -362,6 +366,13 @@ class ThresholdsSpec(_Strict):
     episode_success: _Fraction | None = Field(
         default=None,
         description="Minimum fraction of episodes with every turn right (needs 'episodes').",
+        json_schema_extra=_EPISODE_METRIC,
+    )
+    retention_at_5: _Fraction | None = Field(
+        default=None,
+        description="Minimum accuracy of expected fields whose gold value was set 5 or more "
+        "turns earlier (memory age >= 5; needs 'episodes').",
+        json_schema_extra=_EPISODE_METRIC,
     )
     per_turn: PerTurnSpec | None = Field(
         default=None,

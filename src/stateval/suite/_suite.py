@@ -437,7 +437,13 @@ def _episode_threshold_problems(
     model: SuiteModel, label: str, locate: Any, problems: list[str]
 ) -> None:
     """Episode thresholds need ``episodes:``."""
-    for key in ("episode_success", "per_turn"):
+    marked = [
+        name
+        for name, info in ThresholdsSpec.model_fields.items()
+        if isinstance(info.json_schema_extra, dict)
+        and info.json_schema_extra.get("x-episode-metric")
+    ]
+    for key in (*marked, "per_turn"):
         if getattr(model.thresholds, key) is not None and model.episodes is None:
             where = locate(("thresholds", key))
             message = "needs episodes ('episodes: {by: ..., order: ...}')"
