@@ -53,7 +53,7 @@ def test_every_dialogue_of_the_slice_is_a_scored_session(
     assert suite.episodes is not None
     dialogues = suite.episodes.index
     assert (len(dialogues), sum(map(len, dialogues.values()))) == (29, 213)
-    assert (outcome.upload.episodes, outcome.upload.session_annotations) == (29, 87)
+    assert (outcome.upload.episodes, outcome.upload.session_annotations) == (29, 116)
     run_id = journal.header.run_id
 
     async def read_back() -> tuple[list[StoredSession], list[StoredSessionAnnotation]]:
@@ -78,6 +78,7 @@ def test_every_dialogue_of_the_slice_is_a_scored_session(
         "episode_success": 29,
         "first_divergence_turn": 29,
         "episode_accuracy": 29,
+        "retention_at_5": 29,
     }
     assert sum(n.score or 0 for n in by_name["episode_success"]) == summary.n_success
     divergence = Counter(
@@ -87,6 +88,16 @@ def test_every_dialogue_of_the_slice_is_a_scored_session(
     accuracy = sum(n.score or 0 for n in by_name["episode_accuracy"]) / 29
     assert accuracy == pytest.approx(summary.mean_episode_accuracy)
     assert all(n.metadata["mode"] == "free_running" for n in notes)
+    # retention: the old fields the sessions count are the run's, and as often right
+    assert summary.retention is not None
+    old = [n for n in by_name["retention_at_5"] if n.score is not None]
+    right_old = sum(n.score * int(n.explanation.split(" of ")[1].split()[0]) for n in old)
+    assert sum(int(n.explanation.split(" of ")[1].split()[0]) for n in old) == (
+        summary.retention.n_from(5)
+    )
+    assert right_old / summary.retention.n_from(5) == pytest.approx(
+        summary.retention.accuracy_from(5)
+    )
 
     # Phoenix's Sessions page for the example's project counts the 29 dialogues.
     from playwright.sync_api import sync_playwright
