@@ -285,3 +285,16 @@ def test_a_sub_field_pattern_that_matches_no_expected_sub_field_is_named(tmp_pat
         "suite.yaml:8: thresholds.critical_fields.totl: matches no slot and no expected field "
         "(did you mean 'total'?)",
     ]
+
+
+def test_the_list_field_score_lists_its_items_that_are_not_matched() -> None:
+    actual = [dict(item) for item in ITEMS[1:]]
+    actual[0]["quantity"] = 0
+    scores = score_comparison(_compare(ITEMS, actual), policies=ALIGN)
+    meta = scores.field("line_items").metadata
+    assert meta["item_counts"] == {"matched": 2, "partial": 1, "missing": 1, "extra": 0}
+    assert [(i["expected_index"], i["status"]) for i in meta["items"]] == [
+        (0, "missing"),
+        (1, "partial"),
+    ]
+    assert meta["items"][1]["not_correct"] == ["line_items[].quantity:wrong"]

@@ -4,7 +4,9 @@ This is where a field's expected and actual values are judged, and where every s
 
 - a new match-policy option is one field of `MatchPolicy` (``_policy.py``: the suite-file
   model is derived from it) and its rule in ``_match.py``; ``_field_policies.py`` maps path
-  patterns to policies; value normalisers live in ``_normalize.py``;
+  patterns to policies; value normalisers live in ``_normalize.py``; typed comparators (dates,
+  phones, money, e-mail, units) are a table in ``_typed.py``; ``_records.py`` pairs the items of
+  lists of records (``list_mode: align``) and ``_record_scores.py`` scores their sub-fields;
 - ``_comparison.py`` compares fields and states; ``_delta.py`` splits a comparison into the
   fields to change and the fields to keep; ``_metrics.py`` aggregates many comparisons (slot
   metrics, per-field aggregates); ``_field_metrics.py`` gives each field of a case its outcome
@@ -60,6 +62,7 @@ from stateval.compare._policy import (
     Normalizer,
     policy_options,
 )
+from stateval.compare._record_scores import sub_scores
 from stateval.compare._records import ItemResult, RecordAlignment, SubOutcome, align_records
 from stateval.compare._run_metrics import (
     MetricsAccumulator,
@@ -67,15 +70,13 @@ from stateval.compare._run_metrics import (
     lookup,
     slice_values,
 )
+from stateval.compare._score_value import FIELD_PREFIX, ScoreValue
 from stateval.compare._scores import (
-    FIELD_PREFIX,
     STATE_SCORES,
     CaseScores,
-    ScoreValue,
     score_comparison,
     slot_counts,
     slots_in_play,
-    sub_scores,
     view_accuracy,
 )
 from stateval.compare._typed import COMPARATORS

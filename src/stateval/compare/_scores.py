@@ -56,24 +56,19 @@ from stateval.compare._delta import DeltaComparison, split_delta
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
-from stateval.compare._records import RecordAlignment
+from stateval.compare._record_scores import item_metadata, sub_scores
 from stateval.compare._run_metrics import lookup
+from stateval.compare._score_value import FIELD_PREFIX, ScoreValue
 from stateval.state import InterpretiveState
 
 __all__ = [
-    "FIELD_PREFIX",
     "STATE_SCORES",
     "CaseScores",
-    "ScoreValue",
     "score_comparison",
     "slot_counts",
     "slots_in_play",
-    "sub_scores",
     "view_accuracy",
 ]
-
-#: Per-field scores are named ``field:<path>``.
-FIELD_PREFIX = "field:"
 
 #: The state-level scores, in the order `CaseScores.case_level` gives them.
 STATE_SCORES = (
@@ -106,30 +101,6 @@ def slot_counts(explanation: str | None) -> tuple[int, int] | None:
     """
     found = None if explanation is None else _SLOT_COUNTS.match(explanation)
     return None if found is None else (int(found[1]), int(found[2]))
-
-
-@dataclass(frozen=True, slots=True)
-class ScoreValue:
-    """One score of one case.
-
-    Attributes:
-        name: ``state_accuracy``, ``overall_match``, ``changed_fields_accuracy``,
-            ``preserved_fields_accuracy``, ``slot_accuracy`` or ``field:<path>``.
-        score: In [0, 1] (a ``score: similarity`` field: its similarity); None when there is
-            nothing to score (an ``empty`` delta view, a field ``absent`` from both states or
-            ``ignored``).
-        label: A short category (``match``, ``mismatched``, ``empty``, ``error``...), or None.
-        explanation: One human-readable line.
-        metadata: Counts and details (field statuses, slot counts, the compared candidates).
-        judged: True when an LLM judge decided it.
-    """
-
-    name: str
-    score: float | None
-    label: str | None
-    explanation: str
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    judged: bool = False
 
 
 def view_accuracy(comparison: StateComparison) -> float | None:
@@ -349,6 +320,8 @@ class CaseScores:
         }
         if fc.similarity is not None:
             meta["similarity"] = fc.similarity
+        if fc.records is not None:
+            meta.update(item_metadata(fc.records))
         reason = self.judge_errors.get(fc.path)
         if reason is not None:
             return ScoreValue(
@@ -366,33 +339,6 @@ class CaseScores:
             if fc.records is not None:
                 out.extend(sub_scores(fc.records))
         return out
-
-
-def sub_scores(records: RecordAlignment) -> list[ScoreValue]:
-    """One ``field:<path>[].<key>`` score per sub-field of an aligned list of records: the
-    share of its items where that sub-field is correct, the counts in its metadata."""
-    counts: dict[str, dict[str, int]] = {}
-    for o in records.sub_outcomes():
-        tally = counts.setdefault(
-            o.path, dict.fromkeys(("correct", "wrong", "missing", "extra"), 0)
-        )
-        tally[o.status] += 1
-    out = []
-    for path, tally in counts.items():
-        n = sum(tally.values())
-        right = tally["correct"] == n
-        text = ", ".join(f"{v} {k}" for k, v in tally.items() if v) + f" of {n} items"
-        meta: dict[str, Any] = {"path": path, **tally}
-        out.append(
-            ScoreValue(
-                f"{FIELD_PREFIX}{path}",
-                tally["correct"] / n,
-                "correct" if right else "wrong",
-                text,
-                meta,
-            )
-        )
-    return out
 
 
 def score_comparison(
