@@ -90,3 +90,11 @@ def test_bench_sessions_stores_both_ways_on_a_tiny_run(phoenix_url: str) -> None
     assert "12 annotations each way" in out
     for line in ("(a) span annotations:", "(b) session annotations:", "(b)/(a) = "):
         assert line in out
+
+
+@pytest.mark.phoenix
+def test_bench_traces_gold_exports_and_imports_a_few_spans(phoenix_url: str) -> None:
+    out = _bench("bench_traces_gold.py", "--url", phoenix_url, "--spans", "20")
+    assert "ok 2 of 2 corrected" in out
+    for line in ("(a) raw REST read", "(b) export", "(c) export with linked", "(d) import"):
+        assert line in out
