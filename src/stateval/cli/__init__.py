@@ -1,6 +1,6 @@
 """The ``stateval`` command line: ``run``, ``validate``, ``rescore``, ``diff``, ``mutate``,
-``phoenix``, ``model``. Each command lives in this package; options and exit codes shared by the
-commands in ``_common.py``.
+``phoenix``, ``model``, ``traces``. Each command lives in this package; options and exit codes
+shared by the commands in ``_common.py``.
 """
 
 from __future__ import annotations

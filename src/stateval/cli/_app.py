@@ -51,6 +51,7 @@ from stateval.cli._diff import (
 from stateval.cli._model import model_app
 from stateval.cli._mutate import mutate
 from stateval.cli._phoenix import phoenix_app
+from stateval.cli._traces import traces_app
 from stateval.cli._traces_gold import register as register_traces_gold
 
 if TYPE_CHECKING:
@@ -74,10 +75,6 @@ app = typer.Typer(
 )
 app.add_typer(phoenix_app, name="phoenix")
 app.add_typer(model_app, name="model")
-traces_app = typer.Typer(
-    help="Production traces in Phoenix: export drafts to review, import their corrections.",
-    no_args_is_help=True,
-)
 register_traces_gold(traces_app)
 app.add_typer(traces_app, name="traces")
 

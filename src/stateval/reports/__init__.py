@@ -1,6 +1,7 @@
 """Reports: of a run (terminal summary, JSON, JUnit XML, Markdown, HTML with a regression
 section against a baseline, or a diff on its own page) and of a mutation test (terminal, JSON,
-JUnit XML). A new report format goes here, one module per format."""
+JUnit XML) and of a monitor run (terminal, JSON, Markdown). A new report format goes here, one
+module per format."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ from stateval.reports._regressions import (
     write_diff_html_report,
 )
 from stateval.reports._terminal import print_summary
+from stateval.reports._traces import (
+    print_traces_summary,
+    traces_markdown,
+    write_traces_json,
+    write_traces_markdown,
+)
 
 __all__ = [
     "HtmlSection",
@@ -33,8 +40,10 @@ __all__ = [
     "mutation_junit_xml",
     "print_mutation_report",
     "print_summary",
+    "print_traces_summary",
     "regression_section",
     "require_charts",
+    "traces_markdown",
     "write_diff_html_report",
     "write_html_report",
     "write_json_report",
@@ -42,4 +51,6 @@ __all__ = [
     "write_markdown_report",
     "write_mutation_json",
     "write_mutation_junit",
+    "write_traces_json",
+    "write_traces_markdown",
 ]

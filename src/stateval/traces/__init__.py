@@ -3,9 +3,13 @@
 A monitor file (`stateval.suite.load_monitor`) names a Phoenix project's mutator-call spans and
 where their states are (``_mapping.py``); the reader pages them in storage order with a
 watermark (``_reader.py``); the no-gold checks (``_checks.py``, a table) look at every field of
-every call, grounding values in the input with ``_grounding.py``. Spans become drafts to review
-(``_export.py``), people correct them with span notes (``_corrections.py``), and the
-corrections become gold (``_import.py``).
+every call, grounding values in the input with ``_grounding.py``; the optional LLM judge asks
+whether a value is supported by the input (``_judge.py``). ``_score.py`` runs a monitor
+(`score_traces` over one `TracesRequest`), writing verdicts as span and session annotations
+(``_verdicts.py``), counting them (``_summary.py``) and keeping the watermark and the journal of
+an interrupted run (``_progress.py``). Spans become drafts to review (``_export.py``), people
+correct them with span notes (``_corrections.py``), and the corrections become gold
+(``_import.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ from stateval.traces._export import (
 )
 from stateval.traces._grounding import FORMS, Grounding
 from stateval.traces._import import ImportResult, import_corrections
+from stateval.traces._judge import JUDGE_PROMPT, SupportJudge, judge_calls
 from stateval.traces._mapping import AttributePointer, MappedCall, SpanMapping, Unmapped
+from stateval.traces._progress import MonitorProgress
 from stateval.traces._reader import SpanPage, SpanWindow, in_sample, read_calls, span_filter
 from stateval.traces._recall import (
     DEFAULT_OPERATORS,
@@ -48,6 +54,17 @@ from stateval.traces._recall import (
     Survivor,
     measure_recall,
 )
+from stateval.traces._score import TracesRequest, score_traces
+from stateval.traces._summary import FieldFlagRate, TracesSummary, TracesTally
+from stateval.traces._verdicts import (
+    FLAG_PREFIX,
+    SUMMARY_NAME,
+    EpisodeTally,
+    flag_name,
+    identifier,
+    session_records,
+    span_records,
+)
 
 __all__ = [
     "ABSENT",
@@ -55,20 +72,26 @@ __all__ = [
     "CHECK_NAMES",
     "DEFAULT_OPERATORS",
     "FLAGS_ANNOTATION",
+    "FLAG_PREFIX",
     "FORMS",
+    "JUDGE_PROMPT",
     "PASSED",
+    "SUMMARY_NAME",
     "AttributePointer",
     "CallVerdict",
     "Draft",
+    "EpisodeTally",
     "ExportOptions",
     "ExportResult",
     "FieldFlag",
+    "FieldFlagRate",
     "FieldView",
     "Grounding",
     "ImportResult",
     "MappedCall",
     "Monitor",
     "MonitorModel",
+    "MonitorProgress",
     "MonitorRecall",
     "NoGoldChecks",
     "RecallTally",
@@ -77,19 +100,29 @@ __all__ = [
     "SpanNote",
     "SpanPage",
     "SpanWindow",
+    "SupportJudge",
     "Survivor",
+    "TracesRequest",
     "TracesSpec",
+    "TracesSummary",
+    "TracesTally",
     "Unmapped",
     "correction_note",
     "export_drafts",
+    "flag_name",
     "gold_suite",
+    "identifier",
     "import_corrections",
     "in_sample",
+    "judge_calls",
     "load_monitor",
     "measure_recall",
     "read_calls",
     "read_review",
     "review_queue",
     "sample_drafts",
+    "score_traces",
+    "session_records",
     "span_filter",
+    "span_records",
 ]

@@ -40,6 +40,7 @@ from stateval.suite import (
 )
 from stateval.traces._mapping import MappedCall
 from stateval.traces._reader import SpanWindow, read_calls
+from stateval.traces._verdicts import SUMMARY_NAME
 from stateval.upload import Example, PhoenixUploader, StoredSpan
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
     "sample_drafts",
 ]
 
-FLAGS_ANNOTATION = "stateval:flags"
+FLAGS_ANNOTATION = SUMMARY_NAME
 """The per-span summary annotation of ``stateval traces score`` (label ``ok``/``flagged``)."""
 
 _FLAGGED = "flagged"

@@ -1,0 +1,169 @@
+"""``stateval traces``: production spans in Phoenix scored without gold (``score``).
+
+``stateval traces score MONITOR.yaml`` reads the monitor's spans, checks every call, writes the
+verdicts onto the spans (and episodes) as annotations, prints the flag rate per field, and exits
+0 when the thresholds are met, 1 when not, 2 on a mistake in the file or the options, 3 when
+Phoenix cannot be reached.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from stateval.cli._common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_PASS,
+    DebugOption,
+    MarkdownOption,
+    ReportJsonOption,
+    errors_to_exit,
+    report_console,
+    run_interruptible,
+)
+
+if TYPE_CHECKING:
+    from stateval.traces import SpanWindow, TracesTally
+
+__all__ = ["traces_app"]
+
+traces_app = typer.Typer(
+    help="Production spans in Phoenix: score them without gold (verdicts go onto the spans), "
+    "export drafts to review, import their corrections.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+_RELATIVE = re.compile(r"^(\d+)([smhd])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def _moment(value: str, option: str) -> datetime:
+    """An ISO-8601 date or time (UTC unless it says otherwise), or ``30m`` / ``2h`` / ``7d``
+    ago."""
+    from stateval.errors import UsageError
+
+    relative = _RELATIVE.match(value.strip())
+    if relative:
+        amount, unit = relative.groups()
+        return datetime.now(UTC) - timedelta(**{_UNITS[unit]: int(amount)})
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(
+            f"{option} {value!r}: expected an ISO-8601 time (2026-12-01T09:00), "
+            "a duration ago (30m, 2h, 7d)" + (" or 'last'" if option == "--since" else "")
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _window(since: str | None, until: str | None) -> tuple[SpanWindow, bool]:
+    from stateval.errors import UsageError
+    from stateval.traces import SpanWindow
+
+    since_last = since is not None and since.strip() == "last"
+    start = None if since is None or since_last else _moment(since, "--since")
+    end = None if until is None else _moment(until, "--until")
+    if start is not None and end is not None and end <= start:
+        raise UsageError(f"--until {until!r} is not after --since {since!r}")
+    return SpanWindow(start, end), since_last
+
+
+def _progress_line(tally: TracesTally) -> None:
+    print(
+        f"traces: {tally.read} spans read, {tally.scored} scored, "
+        f"{tally.flagged_spans} flagged, {tally.unmapped} unreadable",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+@traces_app.command(short_help="Score a monitor's spans and write the verdicts onto them.")
+def score(
+    monitor_path: Annotated[
+        Path, typer.Argument(metavar="MONITOR", help="Monitor file (YAML/JSON).")
+    ],
+    phoenix_url: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="The Phoenix server (default: PHOENIX_COLLECTOR_ENDPOINT, else the local one).",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="WHEN",
+            help="Spans that started at or after WHEN (ISO time, or 30m/2h/7d ago); 'last': "
+            "only spans stored after this monitor's previous run.",
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(metavar="WHEN", help="Spans that started before WHEN (ISO time or 2h ago)."),
+    ] = None,
+    follow: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1,
+            metavar="SECONDS",
+            help="Keep polling for newer spans every SECONDS until stopped (Ctrl-C).",
+        ),
+    ] = None,
+    restart: Annotated[
+        bool,
+        typer.Option("--restart", help="Drop an interrupted run's journal instead of resuming it."),
+    ] = False,
+    report_json: ReportJsonOption = None,
+    markdown: MarkdownOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Score the spans MONITOR names, write verdicts onto them, report the flag rates.
+
+    An interrupted run is resumed by the next one (its journal is in the stateval home).
+    """
+    with errors_to_exit(debug):
+        from stateval.run import resolve_phoenix, stateval_home
+        from stateval.suite import load_monitor
+        from stateval.traces import TracesRequest, score_traces
+
+        monitor = load_monitor(monitor_path)
+        window, since_last = _window(since, until)
+        target = resolve_phoenix(phoenix_url, False, None, announce=_stderr_line)
+        assert target is not None  # only None with no_phoenix
+        request = TracesRequest(
+            monitor=monitor,
+            url=target.url,
+            home=stateval_home(),
+            api_key=target.api_key,
+            window=window,
+            since_last=since_last,
+            restart=restart,
+            follow=follow,
+        )
+        summary = run_interruptible(score_traces(request, on_page=_progress_line))
+        from stateval.reports import (
+            print_traces_summary,
+            write_traces_json,
+            write_traces_markdown,
+        )
+
+        print_traces_summary(summary, report_console(), target.url)
+        for path, write in ((report_json, write_traces_json), (markdown, write_traces_markdown)):
+            if path is not None:
+                try:
+                    write(summary, path, target.url)
+                except OSError as exc:
+                    from stateval.errors import StatevalError
+
+                    raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+    raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
