@@ -57,7 +57,6 @@ from stateval.suite._suite import (
     _read_suite_data,
     _suite_problems,
 )
-from stateval.tracing import SPAN_MUTATE
 
 if TYPE_CHECKING:
     from stateval.mutators import OpenAICompatibleClient
@@ -134,6 +133,8 @@ class TracesSpec(_Strict):
     @property
     def names(self) -> tuple[str, ...]:
         """The span names to read."""
+        from stateval.tracing import SPAN_MUTATE  # OpenTelemetry only when spans are read
+
         if self.span_name is not None:
             return (self.span_name,)
         return () if self.mapped else (SPAN_MUTATE,)
