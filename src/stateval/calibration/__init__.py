@@ -46,6 +46,7 @@ from stateval.calibration._metrics import (
     reliability_bins,
     triage,
 )
+from stateval.calibration._reliability import pass_hat_k, pass_k_curve
 
 __all__ = [
     "HUMAN_LABELS",
@@ -74,6 +75,8 @@ __all__ = [
     "estimate_error_rate",
     "expected_calibration_error",
     "judge_agreement",
+    "pass_hat_k",
+    "pass_k_curve",
     "reliability_bins",
     "triage",
     "wilson_interval",

@@ -271,12 +271,15 @@ def resolve_baseline(
 
 def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> ScoredRun:
     """The finished run as a diff side, every repetition included; with ``--repeat``, print
-    each field's mean, interval and flakiness (and add them to the JSON report)."""
+    each field's mean, interval, flakiness and pass^N, and pass^k of the cases and episodes
+    (and add them to the JSON report)."""
     from stateval.regressions import (
         ScoredRun,
         experiment_link,
         field_stability,
+        print_reliability,
         print_stability,
+        reliability,
     )
     from stateval.run import Scoring, journaled_repetitions
 
@@ -290,12 +293,17 @@ def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> Sc
         f"run {journal.run_id}", scores, experiment=link, suite_name=suite.name
     )
     fields = field_stability(run)
-    print_stability(fields, repetitions, plain_console())
+    console = plain_console()
+    print_stability(fields, repetitions, console)
+    plan = None if suite.episodes is None else suite.episodes.index
+    reliable = reliability(run, plan)
+    print_reliability(reliable, console)
     if report_json is not None:
         data = json.loads(report_json.read_text(encoding="utf-8"))
         data["repetitions"] = {
             "repetitions": repetitions,
             "fields": [f.to_dict() for f in fields],
+            "pass_k": reliable.to_dict(),
         }
         report_json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return run

@@ -29,7 +29,14 @@ from stateval.regressions._phoenix_rest import (
     tag_baseline,
 )
 from stateval.regressions._render import markdown_diff, print_diff
-from stateval.regressions._repetitions import FieldStability, field_stability, print_stability
+from stateval.regressions._repetitions import (
+    FieldStability,
+    Reliability,
+    field_stability,
+    print_reliability,
+    print_stability,
+    reliability,
+)
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
 from stateval.regressions._sources import RunResolver, experiment_link, local_run
 from stateval.regressions._stats import (
@@ -53,6 +60,7 @@ __all__ = [
     "MetricDiff",
     "MetricVerdict",
     "Observation",
+    "Reliability",
     "RunDiff",
     "RunMetric",
     "RunResolver",
@@ -71,9 +79,11 @@ __all__ = [
     "paired_bootstrap",
     "parse_experiment",
     "print_diff",
+    "print_reliability",
     "print_stability",
     "read_experiment",
     "regression_filter",
+    "reliability",
     "tag_baseline",
     "tarone_testable",
 ]
