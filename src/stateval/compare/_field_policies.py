@@ -68,7 +68,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         default: The policy of paths no pattern matches (the seed rule when omitted).
     """
 
-    __slots__ = ("_cache", "_default", "_plans", "_rules", "_uniform")
+    __slots__ = ("_cache", "_default", "_plans", "_rules", "_uniform", "_weighted")
 
     def __init__(
         self,
@@ -91,6 +91,9 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         self._cache: dict[str, MatchPolicy] = {}
         self._plans: dict[str, tuple[MatchPolicy, str]] = {}
         self._uniform = None if self._rules else _mode(self._default)
+        self._weighted = self._default.weight != 1.0 or any(
+            p.weight != 1.0 for p in self._rules.values()
+        )
 
     @classmethod
     def from_mapping(
@@ -156,7 +159,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
     @property
     def has_weights(self) -> bool:
         """True when some pattern's policy, or the default, sets a weight other than 1."""
-        return self._default.weight != 1.0 or any(p.weight != 1.0 for p in self._rules.values())
+        return self._weighted
 
     @property
     def uniform_mode(self) -> str | None:
