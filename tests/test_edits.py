@@ -193,3 +193,44 @@ def _right(op: EditOp) -> int:
                 before = case["pre"].get(path, _ABSENT)
                 n += op is U and before is not _ABSENT and before != value
     return n
+
+
+# -- the operators that make each update error --------------------------------------------------
+
+
+def _mutated(operator: str, pre: InterpretiveState, want: InterpretiveState) -> list[EditError]:
+    """The errors the one mutant of ``operator`` makes on a mutator that is right."""
+    import asyncio
+
+    from stateval import StructuredInput
+    from stateval.mutation import System, generate_mutants
+
+    def right(state: InterpretiveState, _: StructuredInput) -> InterpretiveState:
+        return want.copy()
+
+    system = System.from_cases(right, [(pre, want)])
+    [mutant] = generate_mutants(system, [operator])
+    assert mutant.system.mutator is not None
+    got = asyncio.run(mutant.system.mutator.mutate(pre, StructuredInput("x", "m-1")))
+    return [e.error for e in field_edits(pre, want, got) if e.error is not None]
+
+
+def test_missed_and_spurious_delete_operators_land_in_their_cells() -> None:
+    pre = InterpretiveState.from_flat({"gone": "x", "kept": "y"})
+    want = InterpretiveState.from_flat({"kept": "y"})
+    assert _mutated("missed_delete", pre, want) == [EditError.MISSED_DELETE]
+    assert _mutated("spurious_delete", pre, want) == [EditError.SPURIOUS_DELETE]
+
+
+def test_stale_after_k_turns_loses_late_updates_only() -> None:
+    from stateval.mutation import STALE_AFTER_TURNS
+    from stateval.mutation._update_operators import _StaleAfter
+
+    values = ["a", "a", "a", "a", "b", "b", "c"]  # the mutator's (right) outputs, turn by turn
+    turns = [(InterpretiveState(), None, InterpretiveState.from_flat({"f": v})) for v in values]
+    out = _StaleAfter("f", STALE_AFTER_TURNS).over_episode(turns)  # type: ignore[arg-type]
+    assert [s.best("f").value for s in out] == ["a", "a", "a", "a", "a", "a", "a"]  # type: ignore[union-attr]
+    early = ["a", "b", "b", "b", "c"]
+    turns = [(InterpretiveState(), None, InterpretiveState.from_flat({"f": v})) for v in early]
+    out = _StaleAfter("f", STALE_AFTER_TURNS).over_episode(turns)  # type: ignore[arg-type]
+    assert [s.best("f").value for s in out] == ["a", "b", "b", "b", "b"]  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from episodes_fixture import episode_cases, episode_suite, track
-from stateval import InterpretiveState, StructuredInput
+from stateval import InterpretiveState, StructuredInput, ValueConfidence
 from stateval.mutation import MutantResult, MutationConfig, MutationReport, run_mutation
 
 # d1 moves its area from north to south, then adds a day; d2 never touches the area.
@@ -193,3 +193,61 @@ def test_stateval_mutate_runs_the_episodes_in_the_mode_asked_for(tmp_path: Path)
     assert bad.exit_code != 0
     assert "--mode 'sideways': expected teacher_forced or free_running" in bad.output
     assert "Traceback" not in bad.output
+
+
+def _updating(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    """A right tracker of ``set k=v`` and ``del k`` turns."""
+    out = state.copy()
+    for step in input.prompt.split(";"):
+        verb, _, rest = step.strip().partition(" ")
+        key, _, value = rest.partition("=")
+        if verb == "del":
+            out.remove(key)
+        else:
+            out.set_value(key, ValueConfidence(value, 1.0))
+    return out
+
+
+async def test_the_update_operators_each_add_their_error_to_the_matrix(tmp_path: Path) -> None:
+    """missed_delete, spurious_delete and stale_after_k_turns each add their own kind of error
+    (and no other) to the mutant's edit-operation matrix, as `stateval mutate` reports it."""
+    from stateval.reports._mutation import added_update_errors
+
+    steps = [
+        "set area=north; set day=mon; set note=x",
+        "set price=cheap",
+        "del note",
+        "set people=2",
+        "set area=south",  # area is 4 turns old: stale_after_k_turns keeps north
+    ]
+    cases, state = [], {}
+    for i, prompt in enumerate(steps):
+        post = dict(state)
+        for step in prompt.split(";"):
+            verb, _, rest = step.strip().partition(" ")
+            key, _, value = rest.partition("=")
+            if verb == "del":
+                post.pop(key)
+            else:
+                post[key] = value
+        cases.append(
+            {
+                "id": f"d1:{i}",
+                "pre_state": dict(state),
+                "input": {"prompt": prompt},
+                "expected_post_state": post,
+                "metadata": {"dialogue_id": "d1", "turn_index": i},
+            }
+        )
+        state = post
+    suite = episode_suite(tmp_path, cases, mutator=_updating)
+    config = MutationConfig(
+        operators=["missed_delete", "spurious_delete", "stale_after_k_turns"], probes=[]
+    )
+    report = await run_mutation(suite, config)
+    assert report.baseline.edits is not None
+    assert report.baseline.edits.pooled.errors == {}
+    added = added_update_errors(report)
+    assert dict(added["missed_delete"]) == {"missed_delete": 1}
+    assert set(added["spurious_delete"]) == {"spurious_delete"}
+    assert dict(added["stale_after_k_turns"]) == {"stale": 1}

@@ -14,7 +14,6 @@ from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
 from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._mutant import Mutant, Operator
-from stateval.mutation._operators import STATE_OPERATORS
 from stateval.mutation._phoenix import log_mutation
 from stateval.mutation._plugins import (
     EVALS,
@@ -39,6 +38,7 @@ from stateval.mutation._score import (
     wilson_interval,
 )
 from stateval.mutation._settings import resolve_eval, suite_config, suite_fail_under
+from stateval.mutation._state_operators import STATE_OPERATORS
 from stateval.mutation._system import (
     EpisodeTransform,
     OutputTransform,
@@ -49,6 +49,7 @@ from stateval.mutation._system import (
     is_llm_mutator,
     split_transforms,
 )
+from stateval.mutation._update_operators import STALE_AFTER_TURNS
 from stateval.mutation._value_changes import near_miss
 from stateval.mutation.adapters import case_get, scorer_to_eval
 
@@ -59,6 +60,7 @@ __all__ = [
     "PLUGIN_GROUP",
     "PROBES",
     "PROMPT_OPERATORS",
+    "STALE_AFTER_TURNS",
     "STATE_OPERATORS",
     "STATUSES",
     "EpisodeTransform",

@@ -27,7 +27,6 @@ from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 
 __all__ = [
-    "STATE_OPERATORS",
     "change_case",
     "change_date_format",
     "clobber_field",
@@ -448,22 +447,3 @@ def stale_in_episode(target: Any) -> list[Mutant]:
         )
 
     return _per_path(system, "stale_in_episode", system.changed_fields, make)
-
-
-STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
-    "drop_field": drop_field,
-    "stale": stale,
-    "hallucinate_field": hallucinate_field,
-    "perturb_value": perturb_value,
-    "change_case": change_case,
-    "perturb_confidence": perturb_confidence,
-    "swap_values": swap_values,
-    "rename_path": rename_path,
-    "strip_provenance": strip_provenance,
-    "clobber_field": clobber_field,
-    "stale_in_episode": stale_in_episode,
-    "perturb_list_item": perturb_list_item,
-    "reorder_list": reorder_list,
-    "change_date_format": change_date_format,
-}
-"""The built-in state operators, by name."""

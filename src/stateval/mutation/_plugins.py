@@ -18,9 +18,9 @@ from typing import Any
 from stateval.errors import PluginError
 from stateval.mutation._evals import Eval, provenance_eval
 from stateval.mutation._mutant import Mutant, Operator
-from stateval.mutation._operators import STATE_OPERATORS
 from stateval.mutation._probes import BUILTIN_PROBES, Probe
 from stateval.mutation._prompt_operators import PROMPT_OPERATORS
+from stateval.mutation._state_operators import STATE_OPERATORS
 from stateval.mutation._system import as_system
 
 __all__ = [

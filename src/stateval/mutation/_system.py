@@ -143,6 +143,8 @@ class System:
         fields: Every path some case expects, in first-seen order.
         changed_fields: Paths some case's input changes (expected differs from the pre-state).
         kept_fields: Paths some case keeps from its pre-state (the input does not change them).
+        deleted_fields: Paths some case deletes (its pre-state holds them, its expected state
+            does not).
         values: Up to 8 distinct expected values per path, in first-seen order.
         pairs: Paths that change together in some case, most frequent first, each path in at
             most one pair.
@@ -156,6 +158,7 @@ class System:
     fields: tuple[str, ...] = ()
     changed_fields: tuple[str, ...] = ()
     kept_fields: tuple[str, ...] = ()
+    deleted_fields: tuple[str, ...] = ()
     values: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     pairs: tuple[tuple[str, str], ...] = ()
     seed: int = 0
@@ -218,6 +221,7 @@ class System:
         fields: dict[str, None] = {}
         changed: dict[str, None] = {}
         kept: dict[str, None] = {}
+        deleted: dict[str, None] = {}
         values: dict[str, dict[str, Any]] = {}
         pair_counts: Counter[tuple[str, str]] = Counter()
         for pre, expected in cases:
@@ -235,6 +239,9 @@ class System:
                     updated.append(path)
                 else:
                     kept[path] = None
+            for path in pre.paths():
+                if path not in expected:
+                    deleted[path] = None
             for i, a in enumerate(updated):
                 for b in updated[i + 1 :]:
                     pair_counts[(a, b) if a < b else (b, a)] += 1
@@ -251,6 +258,7 @@ class System:
             fields=tuple(fields),
             changed_fields=tuple(changed),
             kept_fields=tuple(kept),
+            deleted_fields=tuple(deleted),
             values={p: tuple(v.values()) for p, v in values.items()},
             pairs=tuple(pairs),
             seed=seed,

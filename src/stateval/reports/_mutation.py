@@ -14,6 +14,7 @@ from rich.text import Text
 from stateval.mutation import STATUSES, MutationReport
 
 __all__ = [
+    "added_update_errors",
     "inert_summary",
     "mutation_junit_xml",
     "print_mutation_report",
@@ -159,17 +160,38 @@ def _equivalents(report: MutationReport, console: Console, limit: int) -> None:
         console.print(f"  ... and {len(equivalents) - limit} more (see --report-json)")
 
 
+def added_update_errors(report: MutationReport) -> dict[str, Counter[str]]:
+    """Operator -> the update errors of the edit-operation matrix its mutants add over the
+    baseline's (summed over its mutants that ran), so the report shows which cell each lands in."""
+    base = report.baseline.edits
+    before = Counter(base.pooled.errors) if base is not None else Counter()
+    out: dict[str, Counter[str]] = {}
+    for r in report.results:
+        edits = None if r.summary is None else r.summary.edits
+        if edits is None:
+            continue
+        added = Counter(edits.pooled.errors)
+        added.subtract(before)
+        out.setdefault(r.mutant.operator, Counter()).update(
+            {k: v for k, v in added.items() if v > 0}
+        )
+    return out
+
+
 def _operator_table(report: MutationReport, console: Console) -> None:
     per: dict[str, Counter[str]] = {}
     for r in report.results:
         per.setdefault(r.mutant.operator, Counter())[r.status] += 1
     if not per:
         return
+    added = added_update_errors(report)
     table = Table(title="by operator", title_justify="left", show_edge=False)
     table.add_column("operator")
     for name in ("mutants", "killed", "survived", "equivalent", "inert", "skipped"):
         table.add_column(name, justify="right")
+    table.add_column("update errors added")
     for operator, c in per.items():
+        errors = added.get(operator, Counter())
         table.add_row(
             Text(operator),
             str(sum(c.values())),
@@ -178,6 +200,7 @@ def _operator_table(report: MutationReport, console: Console) -> None:
             str(c["equivalent"]),
             str(c["inert"]),
             str(c["skipped"] + c["error"]),
+            ", ".join(f"{k} +{v}" for k, v in errors.most_common(2)),
             style="red" if c["survived"] else None,
         )
     console.print(table)
