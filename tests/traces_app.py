@@ -175,3 +175,18 @@ unexplained_changes: true
 thresholds:
   overall_match_rate: 0.9
 """
+
+
+def send_calls(url: str, project: str, calls: list[tuple[dict[str, object], str]]) -> list[str]:
+    """Send ``(profile, email)`` calls as spans of the example app (its own output); their span
+    ids, once Phoenix has stored them all."""
+    app = crm_app()
+    provider = app.instrument(url, project)
+    tracer = provider.get_tracer("crm_app")
+    ids = [
+        app.record_call(tracer, profile, email, app.update_profile(profile, email))
+        for profile, email in calls
+    ]
+    provider.shutdown()
+    asyncio.run(stored_spans(url, project, len(ids)))
+    return ids

@@ -53,6 +53,7 @@ from stateval.cli._mutate import mutate
 from stateval.cli._phoenix import phoenix_app
 from stateval.cli._traces import traces_app
 from stateval.cli._traces_gold import register as register_traces_gold
+from stateval.cli._traces_recall import register as register_traces_recall
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -76,6 +77,7 @@ app = typer.Typer(
 app.add_typer(phoenix_app, name="phoenix")
 app.add_typer(model_app, name="model")
 register_traces_gold(traces_app)
+register_traces_recall(traces_app)
 app.add_typer(traces_app, name="traces")
 
 

@@ -49,10 +49,12 @@ from stateval.traces._progress import MonitorProgress
 from stateval.traces._reader import SpanPage, SpanWindow, in_sample, read_calls, span_filter
 from stateval.traces._recall import (
     DEFAULT_OPERATORS,
+    CallSample,
     MonitorRecall,
     RecallTally,
     Survivor,
     measure_recall,
+    sample_calls,
 )
 from stateval.traces._score import TracesRequest, score_traces
 from stateval.traces._summary import FieldFlagRate, TracesSummary, TracesTally
@@ -78,6 +80,7 @@ __all__ = [
     "PASSED",
     "SUMMARY_NAME",
     "AttributePointer",
+    "CallSample",
     "CallVerdict",
     "Draft",
     "EpisodeTally",
@@ -120,6 +123,7 @@ __all__ = [
     "read_calls",
     "read_review",
     "review_queue",
+    "sample_calls",
     "sample_drafts",
     "score_traces",
     "session_records",

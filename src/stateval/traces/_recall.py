@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,10 +47,22 @@ from stateval.mutation import (
 )
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
+from stateval.suite import TracesSpec
 from stateval.traces._checks import CHECKS, CallVerdict, NoGoldChecks
+from stateval.traces._export import _rank
 from stateval.traces._mapping import MappedCall
+from stateval.traces._reader import SpanWindow, read_calls
+from stateval.upload import PhoenixUploader
 
-__all__ = ["DEFAULT_OPERATORS", "MonitorRecall", "RecallTally", "Survivor", "measure_recall"]
+__all__ = [
+    "DEFAULT_OPERATORS",
+    "CallSample",
+    "MonitorRecall",
+    "RecallTally",
+    "Survivor",
+    "measure_recall",
+    "sample_calls",
+]
 
 DEFAULT_OPERATORS: tuple[str, ...] = (
     "drop_field",
@@ -291,3 +304,45 @@ def _changed_paths(before: Mapping[str, object], after: Mapping[str, object]) ->
         for path in before.keys() | after.keys()
         if before.get(path, missing) != after.get(path, missing)
     }
+
+
+@dataclass(frozen=True, slots=True)
+class CallSample:
+    """A seeded sample of a monitor's calls, and what was read to draw it.
+
+    Attributes:
+        calls: The sampled calls, in the sample's (seeded) order.
+        read: Spans read in the window.
+        unmapped: Spans that were not readable mutator calls.
+    """
+
+    calls: tuple[MappedCall, ...]
+    read: int
+    unmapped: int
+
+
+async def sample_calls(
+    phoenix: PhoenixUploader, spec: TracesSpec, window: SpanWindow, n: int, seed: int = 0
+) -> CallSample:
+    """``n`` of the monitor's calls in ``window``, the same ones for the same seed.
+
+    Each span's place is a hash of the seed and its span id (as `stateval traces export`
+    samples), and only the ``n`` best places are held while the spans are paged, so memory
+    does not grow with the window.
+    """
+    kept: list[tuple[bytes, int, MappedCall]] = []  # a max-heap on the place (negated bytes)
+    read = unmapped = 0
+    async for page in read_calls(phoenix, spec, window):
+        read += page.read
+        for span, call in page.calls:
+            if not isinstance(call, MappedCall):
+                unmapped += 1
+                continue
+            place = bytes(255 - b for b in _rank(seed, span.span_id))
+            entry = (place, span.row, call)
+            if len(kept) < n:
+                heapq.heappush(kept, entry)
+            elif place > kept[0][0]:
+                heapq.heapreplace(kept, entry)
+    ordered = sorted(kept, key=lambda entry: entry[0], reverse=True)
+    return CallSample(tuple(call for _, _, call in ordered), read, unmapped)

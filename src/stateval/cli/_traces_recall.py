@@ -1,0 +1,191 @@
+"""``stateval traces mutate``: how much the monitor's no-gold checks miss.
+
+A seeded sample of the monitor's production calls is degraded with stateval's state operators
+and the monitor's checks run on every mutant and on the originals (`stateval.traces
+.measure_recall`). `register` adds the command to the ``traces`` command group.
+
+Exit codes: 0, or 1 when the pooled recall is below ``--fail-under``; 2 for a mistake in the
+monitor file or the options; 3 when Phoenix cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from stateval.cli._common import (
+    EXIT_BELOW_THRESHOLD,
+    DebugOption,
+    ReportJsonOption,
+    errors_to_exit,
+    plain_console,
+    report_console,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from stateval.traces import CallSample, MonitorRecall, RecallTally
+
+__all__ = ["register", "traces_mutate"]
+
+
+def _percent(tally: RecallTally) -> tuple[str, str]:
+    if tally.recall is None or tally.interval is None:
+        return "not measurable", "no mutant applied"
+    low, high = tally.interval
+    return f"{tally.recall:.1%}", f"{low:.1%} - {high:.1%}"
+
+
+def pooled(recall: MonitorRecall) -> RecallTally:
+    """Every operator's mutants together."""
+    from stateval.traces import RecallTally
+
+    total = RecallTally()
+    for tally in recall.operators.values():
+        total.applied += tally.applied
+        total.caught += tally.caught
+    return total
+
+
+def render_recall(console: Console, recall: MonitorRecall, sample: CallSample) -> None:
+    """The terminal report: recall per operator and check, the flag rate, the survivors."""
+    from rich.table import Table
+
+    rate = recall.original_flag_rate
+    console.print(
+        f"{recall.calls} calls sampled of {sample.read} spans read"
+        f" ({sample.unmapped} not mutator calls); flag rate on the originals: "
+        + ("not measurable (no field checked)" if rate is None else f"{rate:.1%}")
+        + f" of {recall.fields_checked} checked fields"
+    )
+    operators = Table(title="recall per operator (mutants caught / applied)", title_justify="left")
+    for column in ("operator", "applied", "caught", "recall", "95% interval"):
+        operators.add_column(column, justify="left" if column == "operator" else "right")
+    for name, tally in sorted(
+        recall.operators.items(), key=lambda kv: (kv[1].recall is None, kv[1].recall or 0.0)
+    ):
+        operators.add_row(name, str(tally.applied), str(tally.caught), *_percent(tally))
+    operators.add_row(
+        "all", str(pooled(recall).applied), str(pooled(recall).caught), *_percent(pooled(recall))
+    )
+    console.print(operators)
+    checks = Table(title="recall per check (mutants it caught / applied)", title_justify="left")
+    for column in ("check", "caught", "recall", "95% interval"):
+        checks.add_column(column, justify="left" if column == "check" else "right")
+    for name, tally in recall.checks.items():
+        checks.add_row(name, str(tally.caught), *_percent(tally))
+    console.print(checks)
+    if not recall.survivors:
+        console.print("no survivors: every kind of mutant was caught at least once")
+        return
+    console.print(f"survivors ({len(recall.survivors)}), most applied first:")
+    for survivor in recall.survivors[:15]:
+        console.print(
+            f"  {survivor.operator} on {survivor.path} ({survivor.applied} calls): "
+            f"{survivor.suggestion}"
+        )
+    if len(recall.survivors) > 15:
+        console.print(f"  ... {len(recall.survivors) - 15} more in the JSON report")
+
+
+def traces_mutate(
+    monitor_path: Annotated[Path, typer.Argument(metavar="MONITOR", help="Monitor file.")],
+    sample: Annotated[
+        int, typer.Option(min=1, metavar="N", help="How many calls to sample.")
+    ] = 200,
+    seed: Annotated[int, typer.Option(metavar="S", help="The sample's and operators' seed.")] = 0,
+    operators: Annotated[
+        str | None,
+        typer.Option(
+            metavar="A,B",
+            help="Comma-separated state operators (default: the value "
+            "changes a person would call wrong; see docs/traces.md).",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TIME", help="Spans started at or after (ISO 8601, or 30m / 2h / 7d ago)."
+        ),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(metavar="TIME", help="Spans started before (ISO 8601).")
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, metavar="R", help="Exit 1 when the pooled recall is below R."
+        ),
+    ] = None,
+    report_json: ReportJsonOption = None,
+    phoenix_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
+    ] = None,
+    debug: DebugOption = False,
+) -> None:
+    """Measure how much the monitor's checks miss: recall on state mutants of sampled calls."""
+    with errors_to_exit(debug):
+        from stateval.cli._common import run_interruptible
+        from stateval.cli._traces import _moment
+        from stateval.cli._traces_gold import _target
+        from stateval.errors import StatevalError
+        from stateval.suite import load_monitor
+        from stateval.traces import (
+            DEFAULT_OPERATORS,
+            NoGoldChecks,
+            SpanWindow,
+            measure_recall,
+            sample_calls,
+        )
+        from stateval.upload import PhoenixUploader
+
+        monitor = load_monitor(monitor_path, build_judge=False)
+        names = (
+            DEFAULT_OPERATORS
+            if operators is None
+            else tuple(name.strip() for name in operators.split(",") if name.strip())
+        )
+        window = SpanWindow(
+            None if since is None else _moment(since, "--since"),
+            None if until is None else _moment(until, "--until"),
+        )
+        url, api_key = _target(phoenix_url)
+
+        async def read() -> CallSample:
+            async with PhoenixUploader(url, api_key=api_key) as phoenix:
+                return await sample_calls(phoenix, monitor.traces, window, sample, seed)
+
+        drawn = run_interruptible(read())
+        if not drawn.calls:
+            raise StatevalError(
+                f"{monitor_path}: no mutator call to sample in project "
+                f"{monitor.traces.project!r} ({drawn.read} spans read, {drawn.unmapped} unmapped)"
+            )
+        try:
+            recall = measure_recall(
+                drawn.calls, NoGoldChecks.of(monitor), operators=names, seed=seed
+            )
+        except ValueError as exc:
+            raise StatevalError(f"--operators: {exc}") from None
+        render_recall(report_console(), recall, drawn)
+        if report_json is not None:
+            report = {"monitor": monitor.name, "seed": seed, **recall.to_dict()}
+            report_json.write_text(json.dumps(report, indent=2) + "\n")
+        total = pooled(recall)
+        if fail_under is not None and (total.recall is None or total.recall < fail_under):
+            shown = "not measurable" if total.recall is None else f"{total.recall:.1%}"
+            plain_console(stderr=True).print(
+                f"pooled recall {shown} is below --fail-under {fail_under:.1%}"
+            )
+            raise typer.Exit(EXIT_BELOW_THRESHOLD)
+
+
+def register(group: typer.Typer) -> None:
+    """Add ``mutate`` to the ``traces`` command group."""
+    group.command("mutate", short_help="How much the monitor's checks miss (recall).")(
+        traces_mutate
+    )
