@@ -390,3 +390,41 @@ def test_the_example_goes_from_spans_to_gold_to_a_run_linked_to_them(
     spans = {c["metadata"]["source_span_id"] for c in _cases(tmp_path / "crm-gold.jsonl").values()}
     assert {c["source_span_id"] for c in cases} == spans
     assert sorted(c["overall_match"] for c in cases) == [False, True, True]
+
+
+def test_export_flagged_takes_the_spans_traces_score_flagged(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    project = _project("crm-scored")
+    calls: list[tuple[dict[str, Any], Any]] = list(_calls(16))
+    for i in range(4):  # a phone number the e-mail never gave: not grounded
+        profile = {"name": f"Q{i}", "phone": "555-0100"}
+        calls.append((profile, ("Please call me back.", {**profile, "phone": f"555-77{i:02d}"})))
+    spans = _send(phoenix_url, project, calls)
+    monitor = _monitor(
+        tmp_path, project, grounded=["phone", "email", "renewal_date"], unexplained_changes=True
+    )
+    scored = _stateval(tmp_path, "traces", "score", str(monitor), "--phoenix-url", phoenix_url)
+    assert scored.returncode in (0, 1), scored.stderr
+    listed = httpx.get(
+        f"{phoenix_url}/v1/projects/{project}/span_annotations",
+        params={"span_ids": spans, "include_annotation_names": "stateval:flags", "limit": 1000},
+    ).json()["data"]
+    flagged = {
+        a["span_id"]: a["result"]["explanation"]
+        for a in listed
+        if a["result"]["label"] == "flagged"
+    }
+    assert set(spans[16:]) <= set(flagged), scored.stdout
+    exported = _stateval(
+        tmp_path,
+        *("traces", "export", str(monitor), "--cases", "f.jsonl", "--no-dataset", "--flagged"),
+        *("--phoenix-url", phoenix_url),
+    )
+    assert exported.returncode == 0, exported.stderr
+    cases = [json.loads(line) for line in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert {c["id"] for c in cases} == set(flagged)
+    for case in cases:
+        assert case["metadata"]["review"]["reason"].startswith(
+            f"flagged: {flagged[case['id']].strip()}; "
+        )

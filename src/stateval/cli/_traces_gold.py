@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stateval.cli._common import DebugOption, errors_to_exit
+from stateval.cli._traces import _window
 
 if TYPE_CHECKING:
     from stateval.traces import ExportResult, ImportResult
@@ -22,17 +22,6 @@ __all__ = ["register", "traces_export", "traces_import"]
 _PhoenixUrl = Annotated[
     str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
 ]
-
-
-def _moment(text: str | None, option: str) -> datetime | None:
-    from stateval.errors import StatevalError
-
-    if text is None:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        raise StatevalError(f"{option} {text!r}: expected an ISO 8601 time") from None
 
 
 def _target(phoenix_url: str | None) -> tuple[str, str | None]:
@@ -76,10 +65,12 @@ def traces_export(
         typer.Option(metavar="ATTRIBUTE", help="Sample each value of this span attribute."),
     ] = None,
     since: Annotated[
-        str | None, typer.Option(metavar="TIME", help="Spans started at or after (ISO 8601).")
+        str | None,
+        typer.Option(metavar="WHEN", help="Spans started at or after WHEN (ISO time, or 7d ago)."),
     ] = None,
     until: Annotated[
-        str | None, typer.Option(metavar="TIME", help="Spans started before (ISO 8601).")
+        str | None,
+        typer.Option(metavar="WHEN", help="Spans started before WHEN (ISO time, or 2h ago)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the case file.")] = False,
     phoenix_url: _PhoenixUrl = None,
@@ -92,16 +83,19 @@ def traces_export(
 
         from stateval.errors import StatevalError
         from stateval.suite import load_monitor
-        from stateval.traces import ExportOptions, SpanWindow, export_drafts, gold_suite
+        from stateval.traces import ExportOptions, export_drafts, gold_suite
         from stateval.upload import PhoenixUploader
 
         if stratify_by is not None and sample is None:
             raise StatevalError("--stratify-by needs --sample N")
+        window, since_last = _window(since, until)
+        if since_last:
+            raise StatevalError("--since last is for stateval traces score (its watermark)")
         monitor = load_monitor(monitor_path, build_judge=False)
         options = ExportOptions(
             cases=cases or Path(f"{monitor.name}-gold.jsonl"),
             dataset=None if no_dataset else (dataset or f"{monitor.name}-review"),
-            window=SpanWindow(_moment(since, "--since"), _moment(until, "--until")),
+            window=window,
             flagged=flagged,
             sample=sample,
             seed=seed,

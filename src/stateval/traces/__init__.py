@@ -32,7 +32,6 @@ from stateval.traces._corrections import (
     read_review,
 )
 from stateval.traces._export import (
-    FLAGS_ANNOTATION,
     Draft,
     ExportOptions,
     ExportResult,
@@ -73,7 +72,6 @@ __all__ = [
     "CHECKS",
     "CHECK_NAMES",
     "DEFAULT_OPERATORS",
-    "FLAGS_ANNOTATION",
     "FLAG_PREFIX",
     "FORMS",
     "JUDGE_PROMPT",

@@ -2,10 +2,10 @@
 
 The monitor's spans (its ``traces:`` filters and mapping, a ``since``/``until`` window) are
 read, optionally narrowed to the flagged ones (``stateval traces score``'s summary
-annotation labelled ``flagged``) and to a seeded sample (stratified by an attribute), then put
-in **review-queue order**: flagged spans first, then the lowest confidence (the calibration
-triage order: the least sure values hold most of the errors), each with the reason it is
-where it is. They become
+annotation `SUMMARY_NAME` labelled ``flagged``) and to a seeded sample (stratified by an
+attribute), then put in **review-queue order**: flagged spans first, then the lowest
+confidence (the calibration triage order: the least sure values hold most of the errors), each
+with the reason it is where it is. They become
 
 * a case file (JSONL, stateval's case format): per span one case whose id is the span id, with
   the pre-state, the input, the mutator's output as ``actual_post_state`` (the **draft**, which
@@ -44,7 +44,6 @@ from stateval.traces._verdicts import SUMMARY_NAME
 from stateval.upload import Example, PhoenixUploader, StoredSpan
 
 __all__ = [
-    "FLAGS_ANNOTATION",
     "Draft",
     "ExportOptions",
     "ExportResult",
@@ -53,9 +52,6 @@ __all__ = [
     "review_queue",
     "sample_drafts",
 ]
-
-FLAGS_ANNOTATION = SUMMARY_NAME
-"""The per-span summary annotation of ``stateval traces score`` (label ``ok``/``flagged``)."""
 
 _FLAGGED = "flagged"
 
@@ -195,7 +191,7 @@ async def _read_drafts(
 
 async def _with_flags(phoenix: PhoenixUploader, project: str, drafts: list[Draft]) -> list[Draft]:
     listed = await phoenix.list_span_annotations(
-        project, [d.span.span_id for d in drafts], names=[FLAGS_ANNOTATION]
+        project, [d.span.span_id for d in drafts], names=[SUMMARY_NAME]
     )
     why = {
         a.span_id: (a.explanation or _FLAGGED).strip()
