@@ -207,3 +207,42 @@ def test_validate_calls_no_user_code(project: Path) -> None:
     )
     assert bad.returncode == EXIT_USAGE
     assert "mutator.callable" in bad.stderr
+
+
+def _limit_report_size() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (500, 500))  # each report is larger
+
+
+def test_a_full_disk_while_writing_reports_exits_3_and_keeps_the_old_reports(
+    project: Path,
+) -> None:
+    (project / "fault_mutator.py").write_text(_MUTATOR.replace('"wait"', '"never"'))
+    first = subprocess.run(
+        [_STATEVAL, "run", "suite.yaml", "--no-phoenix", "--report-json", "r.json"],
+        cwd=project,
+        env=_env(project),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert first.returncode == 0, first.stderr
+    before = (project / "r.json").read_bytes()
+    for option, name in (("--report-json", "r.json"), ("--markdown", "r.md")):
+        if name != "r.json":
+            (project / name).write_bytes(before)  # any earlier report
+        kept = (project / name).read_bytes()
+        done = subprocess.run(
+            [_STATEVAL, "rescore", "latest", option, name],
+            cwd=project,
+            env=_env(project),
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=_limit_report_size,
+        )
+        assert done.returncode == EXIT_INFRASTRUCTURE, done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert errors == [f"error: cannot write report {name}: File too large"], done.stderr
+        assert (project / name).read_bytes() == kept  # the old report, whole
+        assert sorted(p.name for p in project.iterdir() if name in p.name) == [name]

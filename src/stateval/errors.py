@@ -35,6 +35,7 @@ __all__ = [
     "PhoenixUnavailableError",
     "PluginError",
     "PolicyError",
+    "ReportWriteError",
     "ScriptExhaustedError",
     "StateError",
     "StatevalError",
@@ -260,6 +261,10 @@ class DiffError(StatevalError):
 
 class JournalWriteError(JournalError, InfrastructureError):
     """A run journal cannot be written (disk full, permissions): the run cannot go on safely."""
+
+
+class ReportWriteError(InfrastructureError):
+    """A report file cannot be written (disk full, permissions); the old file is left whole."""
 
 
 class FieldNotFoundError(StateError, KeyError):

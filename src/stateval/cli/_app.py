@@ -114,12 +114,7 @@ def _write_reports(
         (report_html, write_html_report),
     ):
         if path is not None:
-            try:
-                write(summary, path)
-            except OSError as exc:
-                from stateval.errors import StatevalError
-
-                raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+            write(summary, path)  # whole or not at all; ReportWriteError (exit 3) when it cannot
 
 
 FieldsAsOption: TypeAlias = Annotated[

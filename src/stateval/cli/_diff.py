@@ -145,7 +145,7 @@ def diff(
         if report_html is not None:
             from stateval.reports import diff_html_report
 
-            _write_html(report_html, diff_html_report(result))
+            _write_report(report_html, diff_html_report(result))
     raise typer.Exit(EXIT_BELOW_THRESHOLD if fail_on_regression and not gate.passed else EXIT_PASS)
 
 
@@ -194,13 +194,10 @@ def _emit(
             _print_gate(gate, console)
 
 
-def _write_html(path: Path, page: str) -> None:
-    from stateval.errors import StatevalError
+def _write_report(path: Path, page: str) -> None:
+    from stateval.reports import write_atomically
 
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+    write_atomically(path, page)
 
 
 def _print_gate(gate: ThresholdResult, console: Console) -> None:
@@ -305,7 +302,7 @@ def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> Sc
             "fields": [f.to_dict() for f in fields],
             "pass_k": reliable.to_dict(),
         }
-        report_json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        _write_report(report_json, json.dumps(data, indent=2) + "\n")
     return run
 
 
@@ -332,12 +329,12 @@ def gate_after_run(
     if report_json is not None:
         data = json.loads(report_json.read_text(encoding="utf-8"))
         data["regressions"] = {**result.to_dict(), "gate": gate.to_dict()}
-        report_json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        _write_report(report_json, json.dumps(data, indent=2) + "\n")
     if markdown is not None:
-        with markdown.open("a", encoding="utf-8") as handle:
-            handle.write("\n" + markdown_diff(result))
+        before = markdown.read_text(encoding="utf-8") if markdown.exists() else ""
+        _write_report(markdown, before + "\n" + markdown_diff(result))
     if report_html is not None and summary is not None:
         from stateval.reports import html_report, regression_section
 
-        _write_html(report_html, html_report(summary, sections=[regression_section(result)]))
+        _write_report(report_html, html_report(summary, sections=[regression_section(result)]))
     return not gate.passed

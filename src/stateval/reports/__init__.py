@@ -5,6 +5,7 @@ module per format."""
 
 from __future__ import annotations
 
+from stateval.reports._atomic import atomic_file, write_atomically
 from stateval.reports._charts import require_charts
 from stateval.reports._html import HtmlSection, html_report, write_html_report
 from stateval.reports._json import write_json_report
@@ -32,6 +33,7 @@ from stateval.reports._traces import (
 
 __all__ = [
     "HtmlSection",
+    "atomic_file",
     "diff_html_report",
     "html_report",
     "inert_summary",
@@ -44,6 +46,7 @@ __all__ = [
     "regression_section",
     "require_charts",
     "traces_markdown",
+    "write_atomically",
     "write_diff_html_report",
     "write_html_report",
     "write_json_report",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stateval.calibration import AgreementReport, Calibration, CalibrationReport
+from stateval.reports._atomic import write_atomically
 from stateval.reports._charts import (
     field_accuracy_chart,
     reliability_chart,
@@ -422,4 +423,4 @@ def write_html_report(
     summary: RunSummary, path: str | Path, *, sections: Sequence[HtmlSection] = ()
 ) -> None:
     """Write `html_report` to ``path``."""
-    Path(path).write_text(html_report(summary, sections=sections), encoding="utf-8")
+    write_atomically(path, html_report(summary, sections=sections))

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from stateval.reports._atomic import atomic_file
 from stateval.run import RunSummary
 
 __all__ = ["write_json_report"]
@@ -31,7 +32,7 @@ def _encode(value: Any) -> bytes:
 def write_json_report(summary: RunSummary, path: str | Path) -> None:
     """Write `RunSummary.to_dict` as indented JSON to ``path``, one case at a time."""
     head = _encode(summary.head_dict())
-    with Path(path).open("wb") as handle:
+    with atomic_file(path) as handle:
         handle.write(head[:-2])  # up to the last field, without "\n}"
         handle.write(b',\n  "cases": [')
         first = True

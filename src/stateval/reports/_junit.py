@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from stateval.reports._atomic import atomic_file
 from stateval.run import CaseScore, RunSummary
 
 __all__ = ["junit_xml", "write_junit_report"]
@@ -89,10 +90,10 @@ def write_junit_report(summary: RunSummary, path: str | Path) -> None:
     root = _suite(summary)
     ET.indent(root)
     head = ET.tostring(root, encoding="unicode").removesuffix("</testsuite>\n</testsuites>")
-    with Path(path).open("w", encoding="utf-8") as handle:
-        handle.write("<?xml version='1.0' encoding='utf-8'?>\n" + head.rstrip())
+    with atomic_file(path) as handle:
+        handle.write(("<?xml version='1.0' encoding='utf-8'?>\n" + head.rstrip()).encode())
         for score in summary.cases:
             case = _testcase(summary.suite_name, score)
             ET.indent(case, level=2)
-            handle.write("\n    " + ET.tostring(case, encoding="unicode").rstrip())
-        handle.write("\n  </testsuite>\n</testsuites>\n")
+            handle.write(("\n    " + ET.tostring(case, encoding="unicode").rstrip()).encode())
+        handle.write(b"\n  </testsuite>\n</testsuites>\n")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from stateval._markdown_cells import cell as _cell
 from stateval._markdown_cells import code as _code
+from stateval.reports._atomic import write_atomically
 from stateval.reports._columns import field_columns
 from stateval.reports._edits import markdown_edits
 from stateval.reports._episodes import markdown_episodes
@@ -109,4 +110,4 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
 
 def write_markdown_report(summary: RunSummary, path: str | Path) -> None:
     """Write `markdown_report` to ``path``."""
-    Path(path).write_text(markdown_report(summary), encoding="utf-8")
+    write_atomically(path, markdown_report(summary))

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stateval.mutation import STATUSES, MutationReport
+from stateval.reports._atomic import atomic_file, write_atomically
 
 __all__ = [
     "added_update_errors",
@@ -280,9 +281,10 @@ def write_mutation_junit(report: MutationReport, path: str | Path) -> None:
     """Write `mutation_junit_xml` to ``path``."""
     tree = ET.ElementTree(mutation_junit_xml(report))
     ET.indent(tree)
-    tree.write(Path(path), encoding="utf-8", xml_declaration=True)
+    with atomic_file(path) as handle:
+        tree.write(handle, encoding="utf-8", xml_declaration=True)
 
 
 def write_mutation_json(report: MutationReport, path: str | Path) -> None:
     """Write `MutationReport.to_dict` to ``path`` as JSON."""
-    Path(path).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(report.to_dict(), indent=2) + "\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stateval.reports._atomic import write_atomically
 from stateval.reports._html import HtmlSection, _e, _page, _pct, _phoenix_link, _table
 
 if TYPE_CHECKING:
@@ -180,4 +181,4 @@ def diff_html_report(diff: RunDiff) -> str:
 
 def write_diff_html_report(diff: RunDiff, path: str | Path) -> None:
     """Write `diff_html_report` to ``path``."""
-    Path(path).write_text(diff_html_report(diff), encoding="utf-8")
+    write_atomically(path, diff_html_report(diff))

@@ -3,7 +3,9 @@
 A suite file is input from a person or a generator, and the loader must answer for any of it with
 problem lines, never a hang or a traceback. The limits (see docs/reliability.md):
 
-* `MAX_DOCUMENT_BYTES`: a suite or slot file larger than this is refused before parsing;
+* `MAX_DOCUMENT_BYTES`: a suite or slot file larger than this is refused before parsing, and
+  `read_document` never reads more of it (a device such as ``/dev/zero``, a FIFO or a directory
+  is refused before it is opened);
 * `MAX_NODES`: a YAML document may not expand (aliases counted at every use) to more nodes, so
   an alias bomb ("billion laughs") is refused after composing, before anything walks it;
 * `MAX_DEPTH`: lists and mappings may nest this deep;
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import json
 import re
+import stat
+from pathlib import Path
 from typing import Any, Final
 
 import yaml
@@ -34,6 +38,7 @@ __all__ = [
     "json_value_problem",
     "parse_json",
     "parse_yaml",
+    "read_document",
 ]
 
 MAX_DOCUMENT_BYTES: Final = 32 * 1024 * 1024
@@ -197,6 +202,28 @@ def json_value_problem(value: Any) -> str | None:
     except DocumentError as exc:
         return exc.message
     return None
+
+
+def read_document(path: Path) -> str:
+    """The text of the regular file ``path``, reading at most `MAX_DOCUMENT_BYTES` + 1 bytes.
+
+    Raises:
+        DocumentError: One line on why not (``not a regular file``, ``larger than 32 MiB``,
+            ``not UTF-8 text``, or the system's reason such as ``No such file or directory``).
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise DocumentError("not a regular file")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as exc:
+        raise DocumentError(exc.strerror or type(exc).__name__) from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise DocumentError(f"larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError("not UTF-8 text") from None
 
 
 def _check_size(text: str) -> None:

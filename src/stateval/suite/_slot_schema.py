@@ -32,6 +32,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,14 +43,55 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stateval.compare import FieldPolicies, MatchPolicy
 from stateval.errors import SuiteError
 
-__all__ = ["SlotDef", "SlotSchema", "SlotSchemaError"]
+__all__ = ["SlotDef", "SlotSchema", "SlotSchemaError", "plain_slot_list"]
 
 _NORMALIZE = ("case", "punctuation", "whitespace")
 DEFAULT_FUZZY = 0.9
 
 
 class SlotSchemaError(SuiteError):
-    """A schema file's content is not a slot schema (the message says where and why)."""
+    """A schema file's content is not a slot schema (the message says where and why).
+
+    Attributes:
+        line: The line of the file it is about, when known.
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+_PLAIN_SLOT = re.compile(r"[\w-]+(?:\.[\w-]+)*")
+
+
+def plain_slot_list(text: str) -> list[str]:
+    """The slot paths of a plain-text slot list: one per line, blank lines and ``#`` comments
+    skipped.
+
+    A line must look like a slot path (dot-separated names of letters, digits, ``_`` and
+    ``-``): any text file would otherwise read as a list of "slots" (``/etc/passwd`` did, and its
+    lines landed in the reports).
+
+    Raises:
+        SlotSchemaError: Naming the first line that is not a slot path.
+
+    Example:
+        >>> plain_slot_list("# TRADE\nhotel.area\n\nhotel.book_people\n")
+        ['hotel.area', 'hotel.book_people']
+    """
+    out: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not _PLAIN_SLOT.fullmatch(line):
+            raise SlotSchemaError(
+                f"{line[:80]!r} is not a slot path (dot-separated names of letters, digits, "
+                "'_' and '-', such as hotel.book_people)",
+                number,
+            )
+        out.append(line)
+    return out
 
 
 class _SlotModel(BaseModel):
@@ -132,7 +175,7 @@ class SlotSchema:
                     )
                 )
         paths = [s.path for s in out]
-        dupes = sorted({p for p in paths if paths.count(p) > 1})
+        dupes = sorted(p for p, n in Counter(paths).items() if n > 1)
         if dupes:
             raise SlotSchemaError(f"duplicate slots: {dupes}")
         return cls(tuple(out), fuzzy)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,10 +60,10 @@ from stateval.suite._cases import (
     read_case_file,
 )
 from stateval.suite._documents import (
-    MAX_DOCUMENT_BYTES,
     DocumentError,
     parse_json,
     parse_yaml,
+    read_document,
 )
 from stateval.suite._env import expand_environment
 from stateval.suite._episodes import EpisodeIndexer, Episodes
@@ -78,7 +79,7 @@ from stateval.suite._models import (
     ThresholdsSpec,
 )
 from stateval.suite._mutator_build import build_mutator, check_mutator
-from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, slot_paths
+from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, plain_slot_list, slot_paths
 from stateval.suite._source import Cases, MemoryCases
 
 if TYPE_CHECKING:
@@ -183,23 +184,10 @@ def suite_json_schema() -> dict[str, Any]:
 
 def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
     try:
-        if path.stat().st_size > MAX_DOCUMENT_BYTES:
-            raise SuiteProblemsError(
-                [
-                    format_problem(
-                        label, None, None, None, f"larger than {MAX_DOCUMENT_BYTES:,} bytes"
-                    )
-                ]
-            )
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SuiteProblemsError(
-            [format_problem(label, None, None, None, f"cannot read: {exc.strerror}")]
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise SuiteProblemsError(
-            [format_problem(label, None, None, None, "not UTF-8 text")]
-        ) from exc
+        text = read_document(path)
+    except DocumentError as exc:
+        line = format_problem(label, None, None, None, f"cannot read: {exc.message}")
+        raise SuiteProblemsError([line]) from None
     try:
         if path.suffix.lower() == ".json":
             return parse_json(text), text
@@ -504,9 +492,9 @@ def _load_slots(
         slot_path = base / spec.file
         where = display_path(slot_path)
         try:
-            content = slot_path.read_text(encoding="utf-8")
-        except OSError as exc:
-            message = f"cannot read {spec.file}: {exc.strerror or type(exc).__name__}"
+            content = read_document(slot_path)
+        except DocumentError as exc:
+            message = f"cannot read {spec.file}: {exc.message}"
             problems.append(
                 format_problem(label, locate(("slots", "file")), None, "slots.file", message)
             )
@@ -518,7 +506,11 @@ def _load_slots(
                 problems.append(format_problem(where, exc.line, None, None, exc.message))
                 return None
         else:
-            value = [s.strip() for s in content.splitlines() if s.strip() and not s.startswith("#")]
+            try:
+                value = plain_slot_list(content)
+            except SlotSchemaError as exc:
+                problems.append(format_problem(where, exc.line, None, "slots", str(exc)))
+                return None
     if slot_paths(value) is None and isinstance(value, list | dict):
         try:
             return SlotSchema.from_data(value, fuzzy=spec.fuzzy)
@@ -542,7 +534,7 @@ def _check_slots(
     if bad:
         problems.append(format_problem(where, line, None, field, f"not slot paths: {bad[:5]!r}"))
         return None
-    dupes = sorted({s for s in slots if slots.count(s) > 1})
+    dupes = sorted(s for s, n in Counter(slots).items() if n > 1)
     if dupes:
         problems.append(format_problem(where, line, None, field, f"duplicate slots: {dupes}"))
         return None
