@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from stateval.reports._atomic import write_atomically
 from stateval.traces import TracesSummary
 
 __all__ = ["print_traces_summary", "traces_markdown", "write_traces_json", "write_traces_markdown"]
@@ -79,7 +80,7 @@ def write_traces_json(summary: TracesSummary, path: str | Path, base_url: str) -
     link = span_link(base_url)
     for row in data["fields"]:
         row["example_links"] = [link(s) for s in row["examples"]]
-    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(data, indent=2) + "\n")
 
 
 def traces_markdown(summary: TracesSummary, base_url: str) -> str:
@@ -113,4 +114,4 @@ def traces_markdown(summary: TracesSummary, base_url: str) -> str:
 
 def write_traces_markdown(summary: TracesSummary, path: str | Path, base_url: str) -> None:
     """Write `traces_markdown` to ``path``."""
-    Path(path).write_text(traces_markdown(summary, base_url), encoding="utf-8")
+    write_atomically(path, traces_markdown(summary, base_url))
