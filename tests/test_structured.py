@@ -298,3 +298,31 @@ def test_the_list_field_score_lists_its_items_that_are_not_matched() -> None:
         (1, "partial"),
     ]
     assert meta["items"][1]["not_correct"] == ["line_items[].quantity:wrong"]
+
+
+def test_critical_fields_is_a_case_score_and_an_evaluator() -> None:
+    from stateval.phoenix import critical_fields, evaluator_set
+
+    actual = [dict(item) for item in ITEMS]
+    actual[2]["quantity"] = 0
+    comparison = _compare(ITEMS, actual)
+    scores = score_comparison(comparison, policies=ALIGN, critical=["line_items[].quantity"])
+    value = scores.critical_fields()
+    assert value is not None
+    assert (value.score, value.label) == (0.0, "failed")
+    assert value.metadata["errors"] == ["line_items[].quantity wrong"]
+    assert "critical_fields" in [s.name for s in scores.case_level()]
+    fine = score_comparison(comparison, policies=ALIGN, critical=["invoice", "line_items[].sku"])
+    assert fine.critical_fields() == fine.metric("critical_fields")
+    assert (fine.critical_fields() or value).label == "ok"
+    assert score_comparison(comparison, policies=ALIGN).critical_fields() is None
+
+    policies = {"line_items": {"list_mode": "align"}}
+    evaluator = critical_fields(["line_items[].quantity", "invoice"], policies)
+    output = {"invoice": "INV-2", "line_items": actual}
+    expected = {"invoice": "INV-1", "line_items": ITEMS}
+    (score,) = evaluator.evaluate({"output": output, "expected": expected})
+    assert score.score == 0.0
+    assert score.metadata["errors"] == ["invoice mismatched", "line_items[].quantity wrong"]
+    names = [getattr(e, "name", "") for e in evaluator_set(policies, critical=["invoice"])]
+    assert "critical_fields" in names

@@ -98,6 +98,9 @@ def test_sub_field_and_weighted_evaluations_reach_phoenix(tmp_path: Path, phoeni
     assert "1 partial (line_items[3].quantity)" in stored["bad", "field:line_items"]["explanation"]
     assert stored["ok", "field:date"]["label"] == "matching"
     assert stored["ok", "weighted_state_accuracy"]["score"] == 1.0
+    assert stored["ok", "critical_fields"]["label"] == "ok"
+    assert stored["bad", "critical_fields"]["label"] == "failed"
+    assert "line_items[].quantity wrong" in stored["bad", "critical_fields"]["explanation"]
     assert stored["bad", "weighted_state_accuracy"]["score"] == pytest.approx((2 + 2 * 0.875) / 4)
     experiment = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]
     quantity = experiment["metadata"]["fields"]["line_items[].quantity"]

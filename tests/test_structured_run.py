@@ -79,6 +79,10 @@ def test_a_wrong_critical_sub_field_fails_the_run_and_every_report_has_its_row(
     scores = {e["name"]: e for e in bad["evaluations"]}
     assert scores["field:line_items[].quantity"]["score"] == 0.5
     assert scores["field:line_items"]["score"] == 0.75
+    assert (scores["critical_fields"]["score"], scores["critical_fields"]["label"]) == (
+        0.0,
+        "failed",
+    )
     assert scores["weighted_state_accuracy"]["score"] == pytest.approx((1 + 2 * 0.75) / 3)
     assert report["mean_weighted_state_accuracy"] == pytest.approx((1 + (1 + 2 * 0.75) / 3) / 2)
     assert "weighted state accuracy" in result.stdout

@@ -17,6 +17,8 @@ The scores (``name``: what it measures):
   case expects the mutator to change / to keep (needs the pre-state);
 - ``slot_accuracy``: the fraction of slot-schema slots that are right (a slot neither state holds
   is right; needs a slot schema);
+- ``critical_fields`` (only with critical fields): 1.0 when none of them (fields or sub-fields of
+  lists of records) is wrong, missing or extra in the case;
 - ``field:<path>``: 1.0 when the field matches, else 0.0 (its similarity under a
   ``score: similarity`` policy); its label is its status;
 - ``field:<path>[].<key>``: for a list of records (``list_mode: align``), the share of its
@@ -54,7 +56,7 @@ from typing import Any
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
 from stateval.compare._delta import DeltaComparison, split_delta
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
-from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._field_policies import FieldPolicies, path_matches
 from stateval.compare._policy import MatchPolicy
 from stateval.compare._record_scores import item_metadata, sub_scores
 from stateval.compare._run_metrics import lookup
@@ -78,6 +80,7 @@ STATE_SCORES = (
     "changed_fields_accuracy",
     "preserved_fields_accuracy",
     "slot_accuracy",
+    "critical_fields",
 )
 
 _SHOW = 5
@@ -138,6 +141,7 @@ class CaseScores:
         judge_errors: Path -> why the LLM judge could not rule on it.
         judged: Paths the LLM judge ruled on.
         slot_paths: The scored schema slots.
+        critical: Paths or globs of fields (and sub-fields) that must never be wrong.
     """
 
     comparison: StateComparison
@@ -148,6 +152,7 @@ class CaseScores:
     judge_errors: Mapping[str, str] = field(default_factory=dict)
     judged: frozenset[str] = frozenset()
     slot_paths: frozenset[str] = frozenset()
+    critical: tuple[str, ...] = ()
 
     def _failed(self, name: str) -> ScoreValue:
         assert self.failure is not None
@@ -275,10 +280,34 @@ class CaseScores:
             self.changed_fields_accuracy(),
             self.preserved_fields_accuracy(),
             self.slot_accuracy(),
+            self.critical_fields(),
         ):
             if optional is not None:
                 out.append(optional)
         return out
+
+    def critical_fields(self) -> ScoreValue | None:
+        """``critical_fields``: 1.0 / ``ok`` when no field or sub-field of `critical` is wrong,
+        missing or extra in this case, else 0.0 / ``failed`` naming them (None without any)."""
+        if not self.critical:
+            return None
+        if self.failure is not None:
+            return self._failed("critical_fields")
+        bad: list[str] = []
+        for path, status, made in self.comparison.items():
+            if status is not FieldStatus.MATCHING and _critical(path, self.critical):
+                bad.append(f"{path} {status.value}")
+            if made is not None and made.records is not None:
+                subs = made.records.sub_outcomes()
+                bad += [
+                    f"{o.path} {o.status}"
+                    for o in subs
+                    if o.status != "correct" and _critical(o.path, self.critical)
+                ]
+        if not bad:
+            return ScoreValue("critical_fields", 1.0, "ok", "no critical field in error")
+        text = _listed("critical fields in error", list(dict.fromkeys(bad)))
+        return ScoreValue("critical_fields", 0.0, "failed", text, {"errors": bad})
 
     def metric(self, name: str) -> ScoreValue | None:
         """The state-level score called ``name`` (None when this case does not have it).
@@ -354,6 +383,7 @@ def score_comparison(
     judge_errors: Mapping[str, str] | None = None,
     judged: Collection[str] = (),
     metrics: CaseMetrics | None = None,
+    critical: Sequence[str] = (),
 ) -> CaseScores:
     """Every score of one case from its comparison (compared once, judged if need be).
 
@@ -374,6 +404,8 @@ def score_comparison(
         metrics: The case's metric outcomes over ``slots`` when the caller already has them
             (``case_metrics(comparison, slots=..., in_play=..., options=...)`` with ignored
             slots dropped), so they are not counted again.
+        critical: Paths or globs (``line_items[].quantity``) that must never be wrong: adds
+            the ``critical_fields`` score.
 
     Raises:
         ValueError: ``pre`` is given without ``expected``.
@@ -407,7 +439,12 @@ def score_comparison(
         dict(judge_errors or {}),
         frozenset(judged),
         frozenset(scored),
+        tuple(critical),
     )
+
+
+def _critical(path: str, patterns: Sequence[str]) -> bool:
+    return any(path == p or path_matches(path, p) for p in patterns)
 
 
 def slots_in_play(

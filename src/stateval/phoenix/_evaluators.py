@@ -48,6 +48,7 @@ __all__ = [
     "FIELD_PREFIX",
     "Policies",
     "changed_fields_accuracy",
+    "critical_fields",
     "field_evaluator",
     "field_scores",
     "overall_match",
@@ -133,6 +134,7 @@ def _scores(
     pre: InterpretiveState | None = None,
     slots: list[str] | None = None,
     in_play: Sequence[str] | None = None,
+    critical: Sequence[str] = (),
 ) -> tuple[CaseScores, JudgedComparison]:
     """The case's scores from one comparison, judged by ``judge`` where a policy asks."""
     judged = judge_comparison(
@@ -147,6 +149,7 @@ def _scores(
         in_play=in_play,
         judge_errors={p: v.explanation for p, v in judged.verdicts.items() if not v.ok},
         judged=[p for p, v in judged.verdicts.items() if v.ok],
+        critical=critical,
     )
     return scores, judged
 
@@ -196,6 +199,28 @@ def weighted_state_accuracy(
         return as_score(value)
 
     return code_evaluator("weighted_state_accuracy", ("output", "expected"), evaluate)
+
+
+def critical_fields(
+    critical: Sequence[str], policies: Policies = None, *, judge: FieldJudge | None = None
+) -> Evaluator:
+    """``critical_fields``: 1.0 / ``ok`` when none of the ``critical`` paths or globs (fields,
+    or sub-fields of lists of records such as ``line_items[].quantity``) is wrong, missing or
+    extra; 0.0 / ``failed`` naming them otherwise."""
+    if isinstance(critical, str) or not critical:
+        raise EvaluationConfigError("critical_fields needs a list of paths or globs")
+    resolved = read_policies(policies)
+    patterns = tuple(critical)
+
+    def evaluate(output: Any, expected: Any) -> Score:
+        case = read_case(output, expected)
+        if isinstance(case, Score):
+            return case
+        value = _scores(case, resolved, judge, critical=patterns)[0].critical_fields()
+        assert value is not None  # patterns are given
+        return as_score(value)
+
+    return code_evaluator("critical_fields", ("output", "expected"), evaluate)
 
 
 def overall_match(policies: Policies = None, *, judge: FieldJudge | None = None) -> Evaluator:

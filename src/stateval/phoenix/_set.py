@@ -13,6 +13,7 @@ from stateval.phoenix._checks import CheckSpec, check_evaluators
 from stateval.phoenix._evaluators import (
     Policies,
     changed_fields_accuracy,
+    critical_fields,
     field_evaluator,
     field_scores,
     overall_match,
@@ -44,6 +45,7 @@ def evaluator_set(
     pre_state_key: str = "pre_state",
     judge_cache: JudgeCache | None = None,
     every_field: bool = False,
+    critical: Sequence[str] = (),
 ) -> list[SuiteEvaluator]:
     """The evaluators for a suite: each gives named scores for ``run_experiment``.
 
@@ -71,10 +73,11 @@ def evaluator_set(
         pre_state_key: The example input key holding the pre-state.
         judge_cache: The cache for a judge built from ``judge_llm`` (a fresh one by default).
         every_field: One evaluator per listed field, scoring absent fields too.
+        critical: The suite's ``thresholds.critical_fields``: adds ``critical_fields``.
 
     Returns:
         ``state_accuracy``, ``weighted_state_accuracy`` (when some policy sets a ``weight``),
-        ``overall_match``, the delta pair, ``slot_accuracy``, then the
+        ``overall_match``, the delta pair, ``slot_accuracy``, ``critical_fields``, then the
         ``field_scores`` function (with ``every_field``: one ``field:<path>`` evaluator per
         field) and the checks, in that order.
 
@@ -100,6 +103,8 @@ def evaluator_set(
     if schema is not None:
         slots = schema if isinstance(schema, Mapping) else list(schema)
         out.append(slot_accuracy(slots, resolved, services_key=services_key, judge=judge))
+    if critical:
+        out.append(critical_fields(critical, resolved, judge=judge))
     if every_field:
         out.extend(field_evaluator(p, resolved, judge=judge) for p in scored)
     elif scored:
