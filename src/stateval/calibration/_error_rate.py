@@ -48,6 +48,8 @@ from scipy.stats import binomtest, norm
 EstimateMethod = Literal["flags", "human", "prediction-powered"]
 
 FloatArray = npt.NDArray[np.float64]
+Flags = Sequence[bool] | npt.NDArray[np.bool_]
+"""Yes/no per span: a list of bools or a numpy bool array."""
 
 #: Fewer labelled spans than this give no interval: the normal approximation is meaningless.
 MIN_LABELLED = 10
@@ -170,9 +172,9 @@ def _corrected_rate(
 
 
 def estimate_error_rate(
-    flags: Sequence[bool],
-    labelled_errors: Sequence[bool],
-    labelled_flags: Sequence[bool],
+    flags: Flags,
+    labelled_errors: Flags,
+    labelled_flags: Flags,
     *,
     confidence: float = 0.95,
 ) -> ErrorRates:

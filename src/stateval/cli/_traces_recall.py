@@ -1,18 +1,21 @@
-"""``stateval traces mutate``: how much the monitor's no-gold checks miss.
+"""``stateval traces mutate`` and ``stateval traces rates``: a monitor measuring itself.
 
-A seeded sample of the monitor's production calls is degraded with stateval's state operators
-and the monitor's checks run on every mutant and on the originals (`stateval.traces
-.measure_recall`). `register` adds the command to the ``traces`` command group.
+``mutate``: a seeded sample of the monitor's production calls is degraded with stateval's state
+operators and the monitor's checks run on every mutant and on the originals (`stateval.traces
+.measure_recall`): how much the checks miss. ``rates``: per field, the flags on every span of a
+window corrected by the reviewed cases of an exported case file (`stateval.traces.RateTally`):
+the production error rate with an interval, beside the flag rate and the human-only estimate.
+`register` adds both to the ``traces`` command group.
 
-Exit codes: 0, or 1 when the pooled recall is below ``--fail-under``; 2 for a mistake in the
-monitor file or the options; 3 when Phoenix cannot be reached.
+Exit codes: 0, or 1 when the pooled recall is below ``--fail-under`` (``mutate``); 2 for a
+mistake in the monitor file, the case file or the options; 3 when Phoenix cannot be reached.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
 
@@ -28,9 +31,23 @@ from stateval.cli._common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.traces import CallSample, MonitorRecall, RecallTally
+    from stateval.calibration import RateEstimate
+    from stateval.traces import CallSample, FieldRates, MonitorRecall, RateTally, RecallTally
 
-__all__ = ["register", "traces_mutate"]
+__all__ = ["register", "traces_mutate", "traces_rates"]
+
+_Since: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        metavar="TIME", help="Spans started at or after (ISO 8601, or 30m / 2h / 7d ago)."
+    ),
+]
+_Until: TypeAlias = Annotated[
+    str | None, typer.Option(metavar="TIME", help="Spans started before (ISO 8601, or 2h ago).")
+]
+_PhoenixUrl: TypeAlias = Annotated[
+    str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
+]
 
 
 def _percent(tally: RecallTally) -> tuple[str, str]:
@@ -106,15 +123,8 @@ def traces_mutate(
             "changes a person would call wrong; see docs/traces.md).",
         ),
     ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            metavar="TIME", help="Spans started at or after (ISO 8601, or 30m / 2h / 7d ago)."
-        ),
-    ] = None,
-    until: Annotated[
-        str | None, typer.Option(metavar="TIME", help="Spans started before (ISO 8601).")
-    ] = None,
+    since: _Since = None,
+    until: _Until = None,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -122,9 +132,7 @@ def traces_mutate(
         ),
     ] = None,
     report_json: ReportJsonOption = None,
-    phoenix_url: Annotated[
-        str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
-    ] = None,
+    phoenix_url: _PhoenixUrl = None,
     debug: DebugOption = False,
 ) -> None:
     """Measure how much the monitor's checks miss: recall on state mutants of sampled calls."""
@@ -184,8 +192,129 @@ def traces_mutate(
             raise typer.Exit(EXIT_BELOW_THRESHOLD)
 
 
+def _estimate(rate: RateEstimate) -> str:
+    if rate.estimate is None:
+        return f"not measurable: {rate.reason}"
+    if rate.low is None or rate.high is None:
+        return f"{rate.estimate:.1%}"
+    return f"{rate.estimate:.1%} ({rate.low:.1%} - {rate.high:.1%})"
+
+
+def render_rates(console: Console, rates: list[FieldRates], tally: RateTally) -> None:
+    """The terminal report of `traces_rates`: per field, worst first."""
+    from rich.table import Table
+
+    console.print(
+        f"{tally.calls} spans checked; {len(tally.reviewed)} reviewed cases"
+        + (f", {tally.unreviewed} drafts not reviewed" if tally.unreviewed else "")
+    )
+    if tally.unreviewed:
+        console.print(
+            "note: the estimates assume the reviewed cases are a random sample of the spans; "
+            "a review queue worked through part of the way is not one"
+        )
+    table = Table(title="error rate per field, worst first (95% intervals)", title_justify="left")
+    for column in ("field", "flag rate", "humans alone", "flags corrected by humans"):
+        table.add_column(column, justify="left" if column == "field" else "right")
+    for field in rates:
+        r = field.rates
+        table.add_row(
+            field.path, _estimate(r.flag_rate), _estimate(r.human), _estimate(r.corrected)
+        )
+    console.print(table)
+
+
+def traces_rates(
+    monitor_path: Annotated[Path, typer.Argument(metavar="MONITOR", help="Monitor file.")],
+    cases: Annotated[
+        Path,
+        typer.Option(
+            metavar="FILE",
+            help="The case file `traces export` wrote and `traces import` filled with reviews.",
+        ),
+    ],
+    since: _Since = None,
+    until: _Until = None,
+    report_json: ReportJsonOption = None,
+    phoenix_url: _PhoenixUrl = None,
+    debug: DebugOption = False,
+) -> None:
+    """Estimate each field's production error rate: the monitor's flags on every span,
+    corrected by the reviewed cases (prediction-powered inference; docs/traces.md)."""
+    with errors_to_exit(debug):
+        from stateval.cli._common import run_interruptible
+        from stateval.cli._traces import _moment
+        from stateval.cli._traces_gold import _target
+        from stateval.errors import StatevalError
+        from stateval.suite import load_monitor
+        from stateval.traces import MappedCall, NoGoldChecks, RateTally, SpanWindow, read_calls
+        from stateval.upload import PhoenixUploader
+
+        monitor = load_monitor(monitor_path, build_judge=False)
+        tally = RateTally(NoGoldChecks.of(monitor))
+        for number, line in enumerate(_case_lines(cases), start=1):
+            try:
+                tally.add_case(line)
+            except StatevalError as exc:
+                raise StatevalError(f"{cases}:{number}: {exc}") from None
+        window = SpanWindow(
+            None if since is None else _moment(since, "--since"),
+            None if until is None else _moment(until, "--until"),
+        )
+        url, api_key = _target(phoenix_url)
+
+        async def read() -> None:
+            async with PhoenixUploader(url, api_key=api_key) as phoenix:
+                async for page in read_calls(phoenix, monitor.traces, window):
+                    for _, call in page.calls:
+                        if isinstance(call, MappedCall):
+                            tally.add_call(call)
+
+        run_interruptible(read())
+        if tally.calls == 0:
+            raise StatevalError(
+                f"{monitor_path}: no mutator call in project {monitor.traces.project!r} "
+                "in the window: nothing to estimate"
+            )
+        rates = tally.rates()
+        render_rates(report_console(), rates, tally)
+        if report_json is not None:
+            report = {
+                "monitor": monitor.name,
+                "spans": tally.calls,
+                "reviewed": len(tally.reviewed),
+                "unreviewed": tally.unreviewed,
+                "fields": [field.to_dict() for field in rates],
+            }
+            report_json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _case_lines(path: Path) -> list[dict[str, object]]:
+    from stateval.errors import StatevalError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StatevalError(f"{path}: cannot read: {exc.strerror}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise StatevalError(f"{path}:{number}: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise StatevalError(f"{path}:{number}: a case must be a JSON object")
+        lines.append(data)
+    return lines
+
+
 def register(group: typer.Typer) -> None:
-    """Add ``mutate`` to the ``traces`` command group."""
+    """Add ``mutate`` and ``rates`` to the ``traces`` command group."""
     group.command("mutate", short_help="How much the monitor's checks miss (recall).")(
         traces_mutate
+    )
+    group.command("rates", short_help="Production error rates per field, with intervals.")(
+        traces_rates
     )

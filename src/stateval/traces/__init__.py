@@ -45,6 +45,7 @@ from stateval.traces._import import ImportResult, import_corrections
 from stateval.traces._judge import JUDGE_PROMPT, SupportJudge, judge_calls
 from stateval.traces._mapping import AttributePointer, MappedCall, SpanMapping, Unmapped
 from stateval.traces._progress import MonitorProgress
+from stateval.traces._rates import FieldRates, RateTally, ReviewedCase
 from stateval.traces._reader import SpanPage, SpanWindow, in_sample, read_calls, span_filter
 from stateval.traces._recall import (
     DEFAULT_OPERATORS,
@@ -86,6 +87,7 @@ __all__ = [
     "ExportResult",
     "FieldFlag",
     "FieldFlagRate",
+    "FieldRates",
     "FieldView",
     "Grounding",
     "ImportResult",
@@ -95,8 +97,10 @@ __all__ = [
     "MonitorProgress",
     "MonitorRecall",
     "NoGoldChecks",
+    "RateTally",
     "RecallTally",
     "Review",
+    "ReviewedCase",
     "SpanMapping",
     "SpanNote",
     "SpanPage",
