@@ -18,6 +18,7 @@ Measured in one run of this script, on the same machine:
 
 Usage:
     python bench/bench_structured.py [--stickler-env DIR] [--write-stickler]
+    python bench/bench_structured.py --no-stickler --list-size 100 --repeat 1   # a smoke run
 """
 
 from __future__ import annotations
@@ -176,11 +177,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stickler-env", type=Path, default=Path(".bench-stickler-env"))
     parser.add_argument("--write-stickler", action="store_true")
+    parser.add_argument(
+        "--no-stickler",
+        action="store_true",
+        help="do not run stickler-eval; compare with its stored figures",
+    )
+    parser.add_argument("--list-size", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     cases = json.loads(FIXTURE.read_text())
     print(f"(1) {len(cases)} fixture cases: stateval vs stickler-eval 1.0")
-    python = stickler_python(args.stickler_env)
+    python = None if args.no_stickler else stickler_python(args.stickler_env)
     theirs = None
     stickler_us = None
     if python is None:
@@ -241,15 +248,15 @@ def main() -> None:
             f"    stickler-eval 1.0 {stickler_us:9.1f} us   "
             f"stateval is {stickler_us / us:5.1f}x faster"
         )
-    print("(3) two 1,000-item lists of records, reordered")
+    print(f"(3) two {args.list_size:,}-item lists of records, reordered")
     for every, what in ((20, "every 20th item"), (1, "every item")):
-        seconds = bench_lists(every=every)
+        seconds = bench_lists(args.list_size, every=every)
         mark = "ok" if seconds < 1 else "MISSED"
         print(f"    {what} with one wrong sub-field: {seconds:.3f} s (target < 1 s: {mark})")
     print("(4) 20-field flat states (compare_states incl. building both states vs a bare loop)")
     from stateval import InterpretiveState
 
-    flat = records(2000)
+    flat = records(200 if args.no_stickler else 2000)
 
     def flat_compare(e: dict[str, Any], a: dict[str, Any]) -> object:
         return compare_states(

@@ -98,3 +98,14 @@ def test_bench_traces_gold_exports_and_imports_a_few_spans(phoenix_url: str) -> 
     assert "ok 2 of 2 corrected" in out
     for line in ("(a) raw REST read", "(b) export", "(c) export with linked", "(d) import"):
         assert line in out
+
+
+def test_bench_structured_agrees_with_the_stored_stickler_figures() -> None:
+    out = _bench("bench_structured.py", "--no-stickler", "--list-size", "100", "--repeat", "1")
+    assert "using the stored figures of stickler_scores.json" in out
+    line = out.split("with item_threshold 0 (stickler credits sub-threshold pairs): ", 1)[1]
+    overall, listed = line.split("\n", 1)[0].removeprefix("overall ").split(", list ")
+    assert float(overall) < 1e-9
+    assert float(listed) < 1e-9
+    assert "cases differing in score, paired items or sub-field counts: 20" in out
+    assert "every item with one wrong sub-field" in out
