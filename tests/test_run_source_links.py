@@ -145,7 +145,7 @@ def _spans(url: str, project: str) -> list[dict[str, Any]]:
 @pytest.mark.phoenix
 @pytest.mark.parametrize("kind", ["replay", "live"])
 def test_each_run_links_to_the_production_span_its_case_came_from(
-    tmp_path: Path, phoenix_url: str, kind: str
+    tmp_path: Path, phoenix_url: str, kind: str, request: pytest.FixtureRequest
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     sources = _production_spans(phoenix_url, f"prod-{tag}", 3)
@@ -198,3 +198,23 @@ def test_each_run_links_to_the_production_span_its_case_came_from(
         if s["name"] == "stateval.mutate"
     }
     assert carried == {**want, "plain": None}
+    if kind == "replay":  # a person clicks from the run's example to the production span
+        chromium = request.getfixturevalue("chromium")
+        example = next(e for e in examples if e["metadata"]["case_id"] == "c0")
+        page_url = f"{phoenix_url}/datasets/{datasets['data'][0]['id']}/examples/"
+        _click_to_source(page_url + example["node_id"], chromium, sources[0][1])
+
+
+def _click_to_source(url: str, chromium: tuple[str, list[str]], trace_id: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    executable, flags = chromium
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=flags)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(url)
+            page.get_by_text("View Source Span").click(timeout=120_000)
+            page.wait_for_url(f"**/traces/{trace_id}?**", timeout=120_000)
+        finally:
+            browser.close()
