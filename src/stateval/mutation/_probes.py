@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any, TypeAlias
 
-from stateval.compare import compare_delta
+from stateval.compare import compare_delta, path_matches
 from stateval.mutation._evals import Eval
 from stateval.mutation._score import MutantResult
 from stateval.run import RunSummary, Scoring
@@ -97,7 +96,18 @@ Probe: TypeAlias = Callable[[ProbeContext], ProbeResult]
 
 
 def _matches(path: str, patterns: Any) -> bool:
-    return any(p == path or (_GLOB.intersection(p) and fnmatchcase(path, p)) for p in patterns)
+    return any(p == path or (_GLOB.intersection(p) and path_matches(path, p)) for p in patterns)
+
+
+def _own(path: str, fields: Any, checks: Any, critical: list[str]) -> bool:
+    """A threshold, a check or a critical-fields entry reads ``path`` itself (a critical
+    sub-field of its items, ``line_items[].quantity``, reads ``line_items``)."""
+    return (
+        _matches(path, fields)
+        or _matches(path, checks)
+        or _matches(path, critical)
+        or any(p.startswith(f"{path}[].") for p in critical)
+    )
 
 
 def _listing(items: list[str]) -> str:
@@ -110,14 +120,18 @@ def field_coverage(config: ProbeContext) -> ProbeResult:
     fields = list(dict.fromkeys(p for c in config.cases for p in c.expected_post_state.paths()))
     scoring = config.scoring
     t = scoring.thresholds
-    aggregate_all = t.accuracy is not None or t.overall_match_rate is not None
+    aggregate_all = (
+        t.accuracy is not None
+        or t.overall_match_rate is not None
+        or t.mean_weighted_state_accuracy is not None
+    )
     slot_aggregate = t.joint_goal_accuracy is not None or t.slot_accuracy is not None
     slots = set(scoring.slots or ())
     own, aggregate, uncovered = [], [], []
     for path in fields:
         if scoring.policies.for_path(path).ignore:
             uncovered.append(path)
-        elif _matches(path, t.fields) or _matches(path, scoring.checks):
+        elif _own(path, t.fields, scoring.checks, t.critical_fields):
             own.append(path)
         elif aggregate_all or (slot_aggregate and path in slots):
             aggregate.append(path)
