@@ -234,3 +234,59 @@ def test_stale_after_k_turns_loses_late_updates_only() -> None:
     turns = [(InterpretiveState(), None, InterpretiveState.from_flat({"f": v})) for v in early]
     out = _StaleAfter("f", STALE_AFTER_TURNS).over_episode(turns)  # type: ignore[arg-type]
     assert [s.best("f").value for s in out] == ["a", "b", "b", "b", "b"]  # type: ignore[union-attr]
+
+
+STALE_MUTATOR = """
+from pathlib import Path
+from stateval.state import ValueConfidence
+
+def track(state, input):
+    out = state.copy()
+    index = int(input.prompt)
+    if not (Path(__file__).with_name("stale").exists() and index < 30):
+        out.set_value("u", ValueConfidence(f"new{index}", 1.0))
+    return out
+"""
+
+
+def test_diff_says_which_operation_got_worse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second run that keeps the old value in 30 of 60 updates: the diff's update propagation
+    and staleness regress, keeps do not move."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    name = "stale_mut_" + tmp_path.name.replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(STALE_MUTATOR)
+    cases = [
+        {
+            "id": f"c{i}",
+            "pre_state": {"u": f"old{i}", "k": "kept"},
+            "input": {"prompt": str(i)},
+            "expected_post_state": {"u": f"new{i}", "k": "kept"},
+        }
+        for i in range(60)
+    ]
+    suite = {
+        "name": "updates",
+        "mutator": {"type": "python", "callable": f"{name}:track", "path": "."},
+        "cases": {"inline": cases},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    runner = CliRunner()
+    assert runner.invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code in (0, 1)
+    (tmp_path / "stale").write_text("")
+    assert runner.invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code in (0, 1)
+    diffed = runner.invoke(app, ["diff", "latest~1", "latest", "--json"])
+    assert diffed.exit_code == 0, diffed.output
+    metrics = {m["name"]: m for m in json.loads(diffed.stdout)["metrics"]}
+    update, stale, keep = (
+        metrics["update_propagation_rate"],
+        metrics["staleness_rate"],
+        metrics["keep_success"],
+    )
+    assert (update["base"], update["cand"], update["verdict"]) == (1.0, 0.5, "regressed")
+    assert (stale["base"], stale["cand"], stale["verdict"]) == (0.0, 0.5, "regressed")
+    assert (keep["base"], keep["cand"]) == (1.0, 1.0)
+    text = runner.invoke(app, ["diff", "latest~1", "latest"])
+    assert "staleness_rate" in text.stdout

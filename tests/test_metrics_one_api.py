@@ -82,3 +82,41 @@ def test_diff_reads_the_runs_slot_accuracy(tmp_path: Path, monkeypatch: pytest.M
         if e["name"] == "slot_accuracy"
     ) / len(summary["cases"])
     assert abs(turn_mean - summary["slot_accuracy"]) > 1e-3  # the two readings do differ here
+
+
+@pytest.mark.phoenix
+def test_diff_reads_the_same_figures_from_the_phoenix_experiment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phoenix_url: str
+) -> None:
+    """The experiment a run uploads, read back over REST, gives the diff the run's own slot
+    accuracy and edit-operation rates (their counts travel in the evaluations' explanations)."""
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    report = tmp_path / "r.json"
+    ran = CliRunner().invoke(
+        app,
+        ["run", "suite_schema.yaml", "--phoenix-url", phoenix_url, "--report-json", str(report)],
+    )
+    assert ran.exit_code == 0, ran.output
+    summary = json.loads(report.read_text())
+    experiment = summary["experiment_url"].split("experimentId=")[1]
+    diffed = CliRunner().invoke(
+        app,
+        [
+            "diff",
+            experiment,
+            "latest",
+            "--suite",
+            "suite_schema.yaml",
+            "--phoenix-url",
+            phoenix_url,
+            "--json",
+        ],
+    )
+    assert diffed.exit_code == 0, diffed.output
+    metrics = {m["name"]: m for m in json.loads(diffed.stdout)["metrics"]}
+    assert metrics["slot_accuracy"]["base"] == pytest.approx(summary["slot_accuracy"], abs=1e-12)
+    pooled = summary["edits"]["pooled"]
+    for name in ("update_propagation_rate", "staleness_rate", "deletion_success"):
+        assert metrics[name]["base"] == pytest.approx(pooled[name], abs=1e-12), name
+        assert metrics[name]["cand"] == pytest.approx(pooled[name], abs=1e-12), name

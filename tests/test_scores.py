@@ -26,6 +26,7 @@ from stateval.harness import StateEvaluator
 from stateval.mutators import StructuredInput
 from stateval.phoenix import (
     changed_fields_accuracy,
+    edit_operation,
     field_evaluator,
     overall_match,
     preserved_fields_accuracy,
@@ -71,6 +72,7 @@ def _phoenix_path(
         overall_match(policies),
         changed_fields_accuracy(policies),
         preserved_fields_accuracy(policies),
+        *(edit_operation(op, policies) for op in ("keep", "add", "update", "delete")),
     ]
     if slots is not None:
         evaluators.append(slot_accuracy(list(slots), policies))

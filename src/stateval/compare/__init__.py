@@ -30,7 +30,16 @@ from stateval.compare._comparison import (
 )
 from stateval.compare._delta import DeltaComparison, compare_delta, split_delta
 from stateval.compare._edit_matrix import EDIT_OPS, EditCounts, EditMatrix, EditTally
-from stateval.compare._edits import CELLS, EditError, EditOp, FieldEdit, field_edits
+from stateval.compare._edits import (
+    CELLS,
+    SCORED_OPS,
+    EditError,
+    EditOp,
+    FieldEdit,
+    field_edits,
+    op_counts,
+    op_explanation,
+)
 from stateval.compare._field_metrics import (
     CaseMetrics,
     FieldMetrics,
@@ -87,6 +96,7 @@ __all__ = [
     "EDIT_OPS",
     "FIELD_PREFIX",
     "NORMALIZERS",
+    "SCORED_OPS",
     "STATE_SCORES",
     "CaseMetrics",
     "CaseScores",
@@ -132,6 +142,8 @@ __all__ = [
     "list_f1",
     "lookup",
     "normalize_text",
+    "op_counts",
+    "op_explanation",
     "parse_number",
     "path_matches",
     "policy_options",

@@ -37,6 +37,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -49,10 +51,13 @@ from stateval.state import InterpretiveState
 
 __all__ = [
     "CELLS",
+    "SCORED_OPS",
     "EditError",
     "EditOp",
     "FieldEdit",
     "field_edits",
+    "op_counts",
+    "op_explanation",
 ]
 
 
@@ -165,3 +170,43 @@ def field_edits(
             right = match_values(policy, e, a).matched
         out.append(FieldEdit(path, exp, act, None if right else CELLS[(exp, act)]))
     return tuple(out)
+
+
+#: The expected operations a case-level ``op:<op>`` evaluation scores.
+SCORED_OPS: tuple[EditOp, ...] = (EditOp.KEEP, EditOp.ADD, EditOp.UPDATE, EditOp.DELETE)
+
+_OP_COUNTS = re.compile(r"^(\d+) of (\d+) right")
+_ERROR_COUNTS = re.compile(r"(?:^|; )([a-z_]+) (\d+):")
+_SHOWN = 5
+
+
+def op_explanation(op: EditOp, edits: Sequence[FieldEdit]) -> str:
+    """The explanation of the ``op:<op>`` evaluation of a case's ``edits`` of that expected
+    operation: ``2 of 3 right; stale 1: hotel.area`` (read back by `op_counts`)."""
+    right = sum(e.error is None for e in edits)
+    parts = [f"{right} of {len(edits)} right ({op.value})"]
+    by_error: dict[str, list[str]] = {}
+    for e in edits:
+        if e.error is not None:
+            by_error.setdefault(e.error.value, []).append(e.path)
+    for name, paths in by_error.items():
+        shown = ", ".join(paths[:_SHOWN]) + (
+            f" (+{len(paths) - _SHOWN} more)" if len(paths) > _SHOWN else ""
+        )
+        parts.append(f"{name} {len(paths)}: {shown}")
+    return "; ".join(parts)
+
+
+def op_counts(explanation: str | None) -> tuple[int, int, dict[str, int]] | None:
+    """``(right, n, {error: count})`` of an ``op:<op>`` evaluation, read from its explanation
+    (`op_explanation` writes it), or None.
+
+    >>> op_counts("1 of 3 right (update); stale 1: a; wrong_update 1: b")
+    (1, 3, {'stale': 1, 'wrong_update': 1})
+    """
+    found = None if explanation is None else _OP_COUNTS.match(explanation)
+    if found is None:
+        return None
+    assert explanation is not None
+    errors = {m[1]: int(m[2]) for m in _ERROR_COUNTS.finditer(explanation)}
+    return int(found[1]), int(found[2]), errors

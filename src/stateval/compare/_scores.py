@@ -49,12 +49,14 @@ Example:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
 from stateval.compare._delta import DeltaComparison, split_delta
+from stateval.compare._edits import SCORED_OPS, EditOp, FieldEdit, op_explanation
 from stateval.compare._field_metrics import CaseMetrics, MetricOptions, case_metrics
 from stateval.compare._field_policies import FieldPolicies, path_matches
 from stateval.compare._policy import MatchPolicy
@@ -142,6 +144,7 @@ class CaseScores:
         judged: Paths the LLM judge ruled on.
         slot_paths: The scored schema slots.
         critical: Paths or globs of fields (and sub-fields) that must never be wrong.
+        edits: Each field's expected and actual edit operation (`field_edits`), when known.
     """
 
     comparison: StateComparison
@@ -153,6 +156,7 @@ class CaseScores:
     judged: frozenset[str] = frozenset()
     slot_paths: frozenset[str] = frozenset()
     critical: tuple[str, ...] = ()
+    edits: tuple[FieldEdit, ...] | None = None
 
     def _failed(self, name: str) -> ScoreValue:
         assert self.failure is not None
@@ -359,6 +363,29 @@ class CaseScores:
         judged = fc.path in self.judged
         return ScoreValue(name, score, fc.status.value, explanation, meta, judged)
 
+    def edit_ops(self) -> list[ScoreValue]:
+        """``op:keep``, ``op:add``, ``op:update``, ``op:delete``: of the fields the case
+        expects that operation of, the fraction right, labelled ``ok`` or with the most frequent
+        update error (``stale``...); only the operations the case expects (none without
+        `edits`)."""
+        if self.edits is None:
+            return []
+        by_op: dict[EditOp, list[FieldEdit]] = {}
+        for edit in self.edits:
+            by_op.setdefault(edit.expected, []).append(edit)
+        out = []
+        for op in SCORED_OPS:
+            edits = by_op.get(op)
+            if not edits:
+                continue
+            errors = Counter(e.error.value for e in edits if e.error is not None)
+            label = errors.most_common(1)[0][0] if errors else "ok"
+            right = sum(e.error is None for e in edits)
+            out.append(
+                ScoreValue(f"op:{op.value}", right / len(edits), label, op_explanation(op, edits))
+            )
+        return out
+
     def fields(self) -> list[ScoreValue]:
         """One ``field:<path>`` score per compared field, in comparison order; a list of
         records is followed by one ``field:<path>[].<key>`` score per sub-field."""
@@ -384,6 +411,7 @@ def score_comparison(
     judged: Collection[str] = (),
     metrics: CaseMetrics | None = None,
     critical: Sequence[str] = (),
+    edits: Sequence[FieldEdit] | None = None,
 ) -> CaseScores:
     """Every score of one case from its comparison (compared once, judged if need be).
 
@@ -406,6 +434,7 @@ def score_comparison(
             slots dropped), so they are not counted again.
         critical: Paths or globs (``line_items[].quantity``) that must never be wrong: adds
             the ``critical_fields`` score.
+        edits: The case's field edits (`field_edits`): give the ``op:<op>`` scores.
 
     Raises:
         ValueError: ``pre`` is given without ``expected``.
@@ -440,6 +469,7 @@ def score_comparison(
         frozenset(judged),
         frozenset(scored),
         tuple(critical),
+        None if edits is None or failure is not None else tuple(edits),
     )
 
 

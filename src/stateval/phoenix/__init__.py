@@ -27,6 +27,7 @@ from stateval.phoenix._checks import (
     json_schema,
     matches_regex,
 )
+from stateval.phoenix._edit_evaluators import edit_operation
 from stateval.phoenix._evaluators import (
     FIELD_PREFIX,
     Policies,
@@ -101,6 +102,7 @@ __all__ = [
     "contains_any_keyword",
     "contains_keyword",
     "critical_fields",
+    "edit_operation",
     "evaluator_set",
     "exact_match",
     "field_evaluator",

@@ -2,10 +2,12 @@
 
 Each metric is a ratio of sums over cases (a mean has denominator 1 per case; the pooled field
 accuracy counts matching over expected fields, slot accuracy right schema slots over scored
-ones (as the run's summary pools them); value precision, recall and F1 count the field
-evaluations' labels under the default conventions: a wrong value is a false positive and a false
-negative), so the bootstrap resamples cases and recomputes the ratio. With
-repetitions, a case's numerator and denominator are its repetitions' means.
+ones (as the run's summary pools them), and the edit-operation rates count the fields of each
+expected operation (keep, add, update, delete) that are right, and the stale ones among the
+updates (so a diff says which kind of update got worse); value precision, recall and F1 count
+the field evaluations' labels under the default conventions: a wrong value is a false
+positive and a false negative), so the bootstrap resamples cases and recomputes the ratio.
+With repetitions, a case's numerator and denominator are its repetitions' means.
 """
 
 from __future__ import annotations
@@ -39,6 +41,23 @@ def _slot_accuracy(obs: Observation) -> tuple[float, float] | None:
         return float(right), float(total)
     value = obs.scores.get("slot_accuracy")
     return None if value is None else (value, 1.0)
+
+
+def _op_right(op: str) -> Callable[[Observation], tuple[float, float] | None]:
+    """Right fields of expected operation ``op`` over such fields (its ``op:<op>`` counts)."""
+
+    def extract(obs: Observation) -> tuple[float, float] | None:
+        counts = obs.ops.get(op)
+        return None if counts is None or not counts[1] else (float(counts[0]), float(counts[1]))
+
+    return extract
+
+
+def _staleness(obs: Observation) -> tuple[float, float] | None:
+    counts = obs.ops.get("update")
+    if counts is None or not counts[1]:
+        return None
+    return float(counts[2].get("stale", 0)), float(counts[1])
 
 
 def _pooled_accuracy(obs: Observation) -> tuple[float, float] | None:
@@ -114,6 +133,11 @@ RUN_METRICS: tuple[RunMetric, ...] = (
     RunMetric("mean_state_accuracy", True, _score("state_accuracy")),
     RunMetric("changed_fields_accuracy", True, _score("changed_fields_accuracy")),
     RunMetric("preserved_fields_accuracy", True, _score("preserved_fields_accuracy")),
+    RunMetric("keep_success", True, _op_right("keep")),
+    RunMetric("add_success", True, _op_right("add")),
+    RunMetric("update_propagation_rate", True, _op_right("update")),
+    RunMetric("staleness_rate", False, _staleness),
+    RunMetric("deletion_success", True, _op_right("delete")),
     RunMetric("error_rate", False, _error),
     RunMetric("mean_time", False, _time, judged=False),
 )

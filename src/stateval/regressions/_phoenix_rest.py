@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from stateval.compare import slot_counts
 from stateval.errors import DiffError, PhoenixUnavailableError
-from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
+from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun, edit_counts
 from stateval.upload import CASE_ID_KEY
 
 __all__ = [
@@ -205,6 +205,7 @@ def read_experiment(
             error=run.error is not None or labels.get("state_accuracy") == "error",
             time_used=None if run.latency_ms is None else run.latency_ms / 1000,
             slots=None if slot is None else slot_counts(slot.explanation),
+            ops=edit_counts((a.name, a.explanation) for a in run.annotations),
         )
         cases.setdefault(case_id, []).append((run.repetition_number, observation))
     link = ExperimentLink(phoenix_url.rstrip("/"), experiment.dataset_id, experiment.id)

@@ -7,16 +7,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from stateval.compare import slot_counts
+from stateval.compare import op_counts, slot_counts
 from stateval.run import RunSummary
 
 if TYPE_CHECKING:
     from stateval.run import CaseScore
 
-__all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun"]
+__all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun", "edit_counts"]
 
 FIELD_PREFIX = "field:"
 """Evaluations named ``field:<path>`` are per-field verdicts."""
+
+
+OP_PREFIX = "op:"
+
+
+def edit_counts(
+    evaluations: Iterable[tuple[str, str | None]],
+) -> dict[str, tuple[int, int, Mapping[str, int]]]:
+    """Operation -> its counts, from ``(name, explanation)`` of a case's ``op:<op>``
+    evaluations."""
+    out: dict[str, tuple[int, int, Mapping[str, int]]] = {}
+    for name, explanation in evaluations:
+        if name.startswith(OP_PREFIX):
+            counts = op_counts(explanation)
+            if counts is not None:
+                out[name.removeprefix(OP_PREFIX)] = counts
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +47,8 @@ class Observation:
         time_used: Seconds the mutator call took, when known.
         slots: ``(right, total)`` schema slots of its ``slot_accuracy`` evaluation (see
             `stateval.compare.slot_counts`), when it has one.
+        ops: Expected operation (``keep``, ``add``, ``update``, ``delete``) -> ``(right, n,
+            {error: count})`` of its ``op:<op>`` evaluation (`stateval.compare.op_counts`).
     """
 
     scores: Mapping[str, float]
@@ -37,6 +56,7 @@ class Observation:
     error: bool = False
     time_used: float | None = None
     slots: tuple[int, int] | None = None
+    ops: Mapping[str, tuple[int, int, Mapping[str, int]]] = field(default_factory=dict)
 
     @classmethod
     def from_case_score(cls, score: CaseScore) -> Observation:
@@ -48,6 +68,7 @@ class Observation:
             error=not score.ok,
             time_used=score.result.time_used,
             slots=None if slot is None else slot_counts(slot.explanation),
+            ops=edit_counts((e.name, e.explanation) for e in score.evaluations),
         )
 
     @property

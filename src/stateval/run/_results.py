@@ -7,7 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from stateval.compare import CaseMetrics, FieldComparison, StateComparison
+from stateval.compare import (
+    CaseMetrics,
+    FieldComparison,
+    FieldEdit,
+    FieldPolicies,
+    StateComparison,
+    field_edits,
+)
 from stateval.errors import JournalError, StatevalError
 from stateval.state import InterpretiveState
 
@@ -22,6 +29,11 @@ class _MetricScoring(Protocol):
 
     def case_metrics(self, comparison: StateComparison, case: Case) -> CaseMetrics:
         """The case's metric outcomes from its comparison."""
+        ...
+
+    @property
+    def policies(self) -> FieldPolicies:
+        """How each field is compared."""
         ...
 
 
@@ -249,6 +261,7 @@ class CaseScore:
     __slots__ = (
         "_accuracy",
         "_checks",
+        "_edits",
         "_evaluations",
         "_make",
         "_metrics",
@@ -283,6 +296,7 @@ class CaseScore:
         self._checks = None if checks is None else tuple(checks)
         self._accuracy = accuracy
         self._metrics: tuple[object, CaseMetrics] | None = None
+        self._edits: tuple[object, tuple[FieldEdit, ...] | None] | None = None
         self._recover = recover
 
     def metrics_under(self, scoring: _MetricScoring, case: Case) -> CaseMetrics:
@@ -296,6 +310,22 @@ class CaseScore:
                 self._fail(exc)
                 made = scoring.case_metrics(self.comparison, case)
             known = self._metrics = (scoring, made)
+        return known[1]
+
+    def edits_under(self, scoring: _MetricScoring, case: Case) -> tuple[FieldEdit, ...] | None:
+        """Each field's expected and actual edit operation (`stateval.compare.field_edits`)
+        from the pre-state the mutator was given, under ``scoring``'s policies; None when the
+        mutator returned no state (made once per scoring)."""
+        known = self._edits
+        if known is None or known[0] is not scoring:
+            post = self.result.post_state
+            made = None
+            if self.result.ok and post is not None:
+                pre = self.result.pre_state or case.pre_state
+                made = field_edits(
+                    pre, case.expected_post_state, post, scoring.policies, self.comparison
+                )
+            known = self._edits = (scoring, made)
         return known[1]
 
     @property

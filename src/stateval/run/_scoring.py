@@ -158,8 +158,10 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             judged=[p for p, j in judged.items() if j is not None and j.ok],
             metrics=None if scoring.slots is None else score.metrics_under(scoring, case),
             critical=scoring.thresholds.critical_fields,
+            edits=score.edits_under(scoring, case),
         )
         evaluations = [evaluation(s) for s in scores.case_level() if s.score is not None]
+        evaluations.extend(evaluation(s) for s in scores.edit_ops())
         evaluations.extend(evaluation(s) for s in scores.fields())
         evaluations.extend(checks)
         return evaluations

@@ -20,7 +20,7 @@ from stateval.calibration import (
     HumanVerdict,
     calibrate_grouped,
 )
-from stateval.compare import EditTally, StateComparison, field_edits
+from stateval.compare import EditTally, StateComparison
 from stateval.episodes import EpisodeScore, TrajectoryTally, episode_threshold_values
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
@@ -116,12 +116,9 @@ class RunTally:
             self._keep_failing(index, score)
         if score.ok:
             self._calibration.add(comparison)
-            post = score.result.post_state
-            if post is not None:
-                pre = score.result.pre_state or case.pre_state
-                expected = case.expected_post_state
-                policies = self.scoring.policies
-                self.edits.add(field_edits(pre, expected, post, policies, comparison))
+            edits = score.edits_under(self.scoring, case)
+            if edits is not None:
+                self.edits.add(edits)
         if case.human:  # human verdicts on judged fields: few cases, kept whole
             self._judged.append(score)
             self._human[case.id] = case.human
