@@ -273,7 +273,10 @@ def test_from_mapping_builds_policies() -> None:
     [
         ({"fuzz": 0.8}, r"match policy for 'hotel\.\*': unknown key 'fuzz'"),
         ({"fuzzy": 2}, r"match policy for 'hotel\.\*': fuzzy: .*less than or equal to 1"),
-        ({"normalize": ["stem"]}, r"match policy for 'hotel\.\*': normalize\.0: "),
+        (
+            {"normalize": ["stem"]},
+            r"match policy for 'hotel\.\*': unknown normaliser 'stem' \(known: case, ",
+        ),
         ({"numeric_tolerance": -1}, r"'hotel\.\*': numeric_tolerance: .*greater than or equal"),
         ({"rubric": "x"}, r"match policy for 'hotel\.\*': rubric needs judge='llm'"),
         ("fuzzy", r"match policy for 'hotel\.\*' must be a mapping"),
@@ -363,3 +366,7 @@ def test_every_policy_option_is_documented() -> None:
     section = concepts.split("## Match policies", 1)[1].split("\n## ", 1)[0]
     undocumented = [n for n in policy_options() if f"`{n}" not in section]
     assert undocumented == []
+    from stateval.compare import COMPARATORS, NORMALIZERS
+
+    assert [n for n in NORMALIZERS if n not in section.split("`normalize:", 1)[1][:80]] == []
+    assert [c for c in COMPARATORS if f"| `{c}` |" not in section] == []

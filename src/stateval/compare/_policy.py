@@ -138,7 +138,9 @@ class MatchPolicy:
     normalize: tuple[Normalizer, ...] = _option(
         (),
         doc="Normalisers applied to strings before comparing, always in the order "
-        "case, number_words, punctuation, whitespace.",
+        + ", ".join(NORMALIZERS)
+        + ".",
+        json_schema_extra={"items": {"enum": list(NORMALIZERS), "type": "string"}},
     )
     synonyms: Mapping[str, str] = _option(
         factory=dict, doc="Whole-value replacements applied after normalisation to both sides."
