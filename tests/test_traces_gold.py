@@ -428,3 +428,38 @@ def test_export_flagged_takes_the_spans_traces_score_flagged(
         assert case["metadata"]["review"]["reason"].startswith(
             f"flagged: {flagged[case['id']].strip()}; "
         )
+
+
+def test_export_append_adds_new_spans_and_keeps_every_reviewed_case(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    project = _project("crm-append")
+    calls = _calls(5)
+    first = _send(phoenix_url, project, calls[:3])
+    monitor = _monitor(tmp_path, project)
+    dataset = f"review-{project}"
+    export = [
+        *("traces", "export", str(monitor), "--cases", "gold.jsonl", "--dataset", dataset),
+        *("--phoenix-url", phoenix_url),
+    ]
+    assert _stateval(tmp_path, *export).returncode == 0
+    _note(phoenix_url, first[0], correction_note({"phone": "555-0000"}))
+    imported = _stateval(tmp_path, "traces", "import", "gold.jsonl", "--phoenix-url", phoenix_url)
+    assert "1 corrected" in imported.stdout
+    before = (tmp_path / "gold.jsonl").read_text().splitlines()
+
+    second = _send(phoenix_url, project, calls[3:])
+    again = _stateval(tmp_path, *export)
+    assert again.returncode == 2
+    assert "exists (--append adds the new spans, --force overwrites it)" in again.stderr
+    appended = _stateval(tmp_path, *export, "--append")
+    assert appended.returncode == 0, appended.stderr
+    assert "exported 2 drafts of 5 spans read" in appended.stdout
+    after = (tmp_path / "gold.jsonl").read_text().splitlines()
+    assert after[:3] == before
+    added = [json.loads(line) for line in after[3:]]
+    assert {c["id"] for c in added} == set(second)
+    assert sorted(c["metadata"]["review"]["rank"] for c in added) == [4, 5]
+    found = httpx.get(f"{phoenix_url}/v1/datasets", params={"name": dataset}).json()["data"]
+    examples = httpx.get(f"{phoenix_url}/v1/datasets/{found[0]['id']}/examples").json()
+    assert {e["source"]["span_id"] for e in examples["data"]["examples"]} == {*first, *second}

@@ -73,6 +73,10 @@ def traces_export(
         typer.Option(metavar="WHEN", help="Spans started before WHEN (ISO time, or 2h ago)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the case file.")] = False,
+    append: Annotated[
+        bool,
+        typer.Option("--append", help="Add the spans the case file does not hold yet."),
+    ] = False,
     phoenix_url: _PhoenixUrl = None,
     debug: DebugOption = False,
 ) -> None:
@@ -101,8 +105,10 @@ def traces_export(
             seed=seed,
             stratify_by=stratify_by,
             force=force,
+            append=append,
         )
-        if suite is not None and suite.exists() and not force:
+        keep_suite = suite is not None and suite.exists() and append
+        if suite is not None and suite.exists() and not (force or append):
             raise StatevalError(f"{suite} exists (--force overwrites it)")
         url, api_key = _target(phoenix_url)
 
@@ -111,7 +117,7 @@ def traces_export(
                 return await export_drafts(phoenix, monitor, options)
 
         result = asyncio.run(export())
-        if suite is not None:
+        if suite is not None and not keep_suite:
             relative = Path(options.cases).resolve()
             try:
                 written = str(relative.relative_to(suite.resolve().parent))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,8 @@ class ExportOptions:
         seed: The sample's seed.
         stratify_by: A span attribute: the sample takes each of its values in proportion.
         force: Overwrite an existing case file.
+        append: Add to an existing case file the spans it does not hold yet (its cases,
+            reviewed or not, stay as they are; the new ones rank after them).
     """
 
     cases: Path
@@ -113,6 +115,7 @@ class ExportOptions:
     seed: int = 0
     stratify_by: str | None = None
     force: bool = False
+    append: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,10 +249,19 @@ async def export_drafts(
         StatevalError: The case file exists (without ``force``), or no span was selected.
         PhoenixUnavailableError: Phoenix cannot be reached.
     """
-    if options.cases.exists() and not options.force:
-        raise StatevalError(f"{options.cases} exists (--force overwrites it)")
+    kept: list[tuple[str, dict[str, Any] | None]] = []
+    if options.cases.exists():
+        if options.append:
+            kept = read_lines(options.cases)
+        elif not options.force:
+            raise StatevalError(
+                f"{options.cases} exists (--append adds the new spans, --force overwrites it)"
+            )
+    held = {str(data.get("id")) for _, data in kept if data is not None}
+    first_rank = 1 + max((_rank_of(data) for _, data in kept if data is not None), default=0)
     project = monitor.traces.project
     drafts, read, unmapped = await _read_drafts(phoenix, monitor, options)
+    drafts = [d for d in drafts if d.span.span_id not in held]
     drafts = await _with_flags(phoenix, project, drafts) if drafts else drafts
     flagged = sum(d.flagged is not None for d in drafts)
     if options.flagged:
@@ -258,25 +270,18 @@ async def export_drafts(
         stratified = options.stratify_by is not None
         drafts = sample_drafts(drafts, options.sample, options.seed, stratified=stratified)
     queue = review_queue(drafts, options.seed)
-    if not queue:
+    if not queue and not options.append:
         raise StatevalError(
             f"no span of project {project!r} to export ({read} read, {unmapped} not mutator "
             "calls" + (", none flagged)" if options.flagged else ")")
         )
-    cases = [draft_case(d, project, rank) for rank, d in enumerate(queue, start=1)]
-    write_lines(options.cases, [json.dumps(case, ensure_ascii=False) for case in cases])
+    cases = [draft_case(d, project, rank) for rank, d in enumerate(queue, start=first_rank)]
+    new = [json.dumps(case, ensure_ascii=False) for case in cases]
+    write_lines(options.cases, [text for text, _ in kept] + new)
     url = None
     if options.dataset is not None:
-        examples = [
-            Example(
-                case["id"],
-                {"case_id": case["id"], "pre_state": case["pre_state"], "input": case["input"]},
-                {"post_state": case["actual_post_state"]},
-                case["metadata"],
-                span_id=case["id"],
-            )
-            for case in cases
-        ]
+        everything = [data for _, data in kept if data is not None and "actual_post_state" in data]
+        examples = [_example(case) for case in [*everything, *cases]]
         ref = await phoenix.ensure_dataset(
             options.dataset,
             examples,
@@ -284,6 +289,48 @@ async def export_drafts(
         )
         url = f"{phoenix.base_url}/datasets/{ref.id}/examples"
     return ExportResult(read, unmapped, flagged, tuple(queue), url)
+
+
+def _rank_of(case: Mapping[str, Any]) -> int:
+    review = (case.get("metadata") or {}).get(REVIEW_KEY)
+    rank = review.get("rank") if isinstance(review, Mapping) else None
+    return rank if isinstance(rank, int) else 0
+
+
+def _example(case: Mapping[str, Any]) -> Example:
+    """An exported case as the review dataset's example: input, the draft, the span link."""
+    return Example(
+        str(case["id"]),
+        {"case_id": case["id"], "pre_state": case.get("pre_state", {}), "input": case["input"]},
+        {"post_state": case["actual_post_state"]},
+        case.get("metadata") or {},
+        span_id=(case.get("metadata") or {}).get(SOURCE_SPAN_KEY),
+    )
+
+
+def read_lines(path: Path) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each non-blank line of a case file as written, with its JSON object (None when it
+    holds none).
+
+    Raises:
+        StatevalError: The file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StatevalError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise StatevalError(f"{path}: not UTF-8 text: {exc.reason}") from exc
+    out: list[tuple[str, dict[str, Any] | None]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        out.append((line, data if isinstance(data, dict) else None))
+    return out
 
 
 def gold_suite(monitor: Monitor, cases: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from stateval.compare import FieldPolicies
 from stateval.errors import StatevalError
 from stateval.suite import REVIEW_KEY, SOURCE_PROJECT_KEY, SOURCE_SPAN_KEY, UNREVIEWED, Monitor
 from stateval.traces._corrections import Review, SpanNote, read_review
-from stateval.traces._export import write_lines
+from stateval.traces._export import read_lines, write_lines
 from stateval.upload import PhoenixUploader, SpanFilter, StoredSpanNote
 from stateval.wire import coerce_state
 
@@ -67,26 +67,6 @@ class ImportResult:
             f"confirmed, {self.unreviewed} unreviewed; {len(self.changed)} changed by this "
             f"import, {len(self.problems)} problems"
         )
-
-
-def _read_lines(path: Path) -> list[tuple[str, dict[str, Any] | None]]:
-    """Each non-blank line as written, with its JSON object (None when it holds none)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StatevalError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise StatevalError(f"{path}: not UTF-8 text: {exc.reason}") from exc
-    out: list[tuple[str, dict[str, Any] | None]] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            data = None
-        out.append((line, data if isinstance(data, dict) else None))
-    return out
 
 
 def _source(case: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -180,7 +160,7 @@ async def import_corrections(
         StatevalError: The file cannot be read.
         PhoenixUnavailableError: Phoenix cannot be reached.
     """
-    lines = _read_lines(path)
+    lines = read_lines(path)
     cases = [data for _, data in lines if data is not None and _source(data) is not None]
     by_project: dict[str, list[str]] = {}
     for case in cases:
