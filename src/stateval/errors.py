@@ -20,6 +20,7 @@ __all__ = [
     "InvalidConfidenceError",
     "InvalidPathError",
     "InvalidValueError",
+    "JournalBusyError",
     "JournalError",
     "JournalWriteError",
     "JudgeError",
@@ -257,6 +258,11 @@ class JournalError(StatevalError):
 
 class DiffError(StatevalError):
     """Two runs cannot be compared: a run or experiment not found, or nothing to pair."""
+
+
+class JournalBusyError(JournalError):
+    """A run's journal is being written by another process (a second ``--resume`` of a run
+    that is still going): one writer per run."""
 
 
 class JournalWriteError(JournalError, InfrastructureError):

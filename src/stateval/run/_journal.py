@@ -56,7 +56,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stateval.errors import JournalError, JournalWriteError
+from stateval.errors import JournalBusyError, JournalError, JournalWriteError
+from stateval.run._run_lock import release_run_lock, take_run_lock
 
 __all__ = ["WINDOW", "Journal", "JournalResults", "RunHeader", "list_runs", "new_run_id"]
 
@@ -332,6 +333,9 @@ class Journal:
         self.delivered_spans: set[str] = set()
         self._lock = threading.Lock()
         self._writer = _GroupWriter(path, size, window)
+        self._torn_at: int | None = None  # a torn last line to cut before the next write
+        self._torn_end = 0  # where that torn line ended
+        self._owner: int | None = None  # the descriptor holding the run's write lock
 
     @property
     def run_id(self) -> str:
@@ -408,10 +412,39 @@ class Journal:
             offset += len(raw)
         if journal is None:
             raise JournalError(f"{path}: does not start with a run header")
-        if offset < path.stat().st_size:
-            _truncate(path, offset)
+        end = path.stat().st_size
+        if offset < end:
+            journal._torn_at, journal._torn_end = offset, end  # cut when written, not when read
         journal._writer.size = offset
         return journal
+
+    # -- one writer per run --------------------------------------------------------------------
+
+    def lock(self) -> None:
+        """Take the run for writing (``fcntl.flock`` on ``<run>/lock``, released by `unlock`
+        or when the process ends, however it ends).
+
+        Raises:
+            JournalBusyError: Another process is writing the run, or wrote it since this
+                journal was read (its view of what is missing would be stale).
+        """
+        if self._owner is not None:
+            return
+        fd = take_run_lock(self.folder, self.run_id)
+        known = self._writer.size if self._torn_at is None else self._torn_end
+        if self.path.stat().st_size > known:
+            release_run_lock(fd)
+            raise JournalBusyError(
+                f"run {self.run_id} was written by another process since it was read; "
+                "run the command again"
+            )
+        self._owner = fd
+
+    def unlock(self) -> None:
+        """Give the run up for writing (see `lock`)."""
+        fd, self._owner = self._owner, None
+        if fd is not None:
+            release_run_lock(fd)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -522,7 +555,7 @@ class Journal:
             JournalError: An earlier write failed.
         """
         record = {"kind": "result", **result, "case_id": case_id}
-        offset, done = self._writer.submit(_encode_result(record))
+        offset, done = self._submit(_encode_result(record))
         self._keep(case_id, record, offset)
         return done
 
@@ -536,7 +569,7 @@ class Journal:
         if case_id is not None:
             record["case_id"] = case_id
         record.update(data)
-        offset, done = self._writer.submit(_encode(record))
+        offset, done = self._submit(_encode(record))
         done.result()
         self._acks[(what, case_id or "")] = (offset, record)
 
@@ -590,7 +623,15 @@ class Journal:
         self._writer.flush()
 
     def _append(self, record: dict[str, Any]) -> Future[None]:
-        return self._writer.submit(_encode(record))[1]
+        return self._submit(_encode(record))[1]
+
+    def _submit(self, data: bytes) -> tuple[int, Future[None]]:
+        if self._torn_at is not None:  # the first write cuts a torn last line
+            with self._lock:
+                if self._torn_at is not None:
+                    _truncate(self.path, self._torn_at)
+                    self._torn_at = None
+        return self._writer.submit(data)
 
 
 def _header(record: dict[str, Any], path: Path) -> RunHeader:

@@ -204,6 +204,7 @@ async def run_suite(
     if suite.mutator is None:
         raise SuiteError(f"{suite.path}: the suite was loaded without its mutator")
     scoring = Scoring.from_suite(suite)
+    journal.lock()  # one writer per run: a second --resume of a running run is refused
     try:
         if phoenix is not None:
             from stateval.run._phoenix import run_with_phoenix
@@ -229,6 +230,7 @@ async def run_suite(
             judge=suite.judge,
         )
     finally:
+        journal.unlock()
         await close_clients(suite)
     summary = run_summary(suite, journal, tally)
     if on_scored is not None:
