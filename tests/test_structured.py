@@ -4,6 +4,7 @@ critical fields."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -326,3 +327,24 @@ def test_critical_fields_is_a_case_score_and_an_evaluator() -> None:
     assert score.metadata["errors"] == ["invoice mismatched", "line_items[].quantity wrong"]
     names = [getattr(e, "name", "") for e in evaluator_set(policies, critical=["invoice"])]
     assert "critical_fields" in names
+
+
+def test_sub_field_weights_weigh_the_item_similarity() -> None:
+    actual = [dict(item) for item in ITEMS]
+    actual[0]["quantity"] = 99
+    plain = _compare(ITEMS, actual).field("line_items")
+    spec: dict[str, Any] = {
+        "line_items": {"list_mode": "align", "score": "similarity", "item_threshold": 0.4},
+        "line_items[].quantity": {"weight": 4},
+    }
+    weighted = _compare(ITEMS, actual, FieldPolicies.from_mapping(spec)).field("line_items")
+    assert plain is not None
+    assert weighted is not None
+    assert plain.score == pytest.approx((3 + 3 / 4) / 4)
+    assert weighted.score == pytest.approx((3 + 3 / 7) / 4)  # 3 of 1+1+4+1 weights right
+    spec["line_items"]["item_threshold"] = 0.5  # 3/7 < 0.5: the item is no longer paired
+    unpaired = _compare(ITEMS, actual, FieldPolicies.from_mapping(spec)).field("line_items")
+    assert unpaired is not None
+    assert unpaired.records is not None
+    assert unpaired.score == pytest.approx(3 / 4)
+    assert unpaired.records.counts() == {"matched": 3, "partial": 0, "missing": 1, "extra": 1}
