@@ -83,6 +83,15 @@ def test_bench_episodes_runs_on_a_tiny_suite() -> None:
         assert line in out
 
 
+def test_bench_updates_runs_on_the_multiwoz_slice() -> None:
+    suite = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
+    out = _bench("bench_updates.py", "--suite", str(suite), "--rounds", "1")
+    assert "round 1: baseline" in out
+    assert "median ratio" in out
+    assert "free_running: errors {" in out
+    assert "retention_at_5" in out
+
+
 @pytest.mark.phoenix
 def test_bench_sessions_stores_both_ways_on_a_tiny_run(phoenix_url: str) -> None:
     out = _bench("bench_sessions.py", "--url", phoenix_url, "--episodes", "4", "--turns", "2")

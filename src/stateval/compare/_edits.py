@@ -38,7 +38,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -129,7 +129,14 @@ def _op(policy: MatchPolicy, before: Any, after: Any) -> EditOp:
         return _N if after is _ABSENT else _A
     if after is _ABSENT:
         return _D
+    if type(after) is type(before) and after == before and policy.list_mode != "any_of":
+        return _K  # the same value matches itself under every policy but alternatives
     return _K if match_values(policy, after, before).matched else _U
+
+
+def _values(state: InterpretiveState) -> Mapping[str, Any]:
+    flat = state.flat_values
+    return flat.values if flat is not None else state.to_flat()
 
 
 def field_edits(
@@ -150,7 +157,7 @@ def field_edits(
             decide whether a held value is right (made here when not given).
     """
     resolved = FieldPolicies.of(policies)
-    before, want, got = pre.to_flat(), expected.to_flat(), actual.to_flat()
+    before, want, got = _values(pre), _values(expected), _values(actual)
     out: list[FieldEdit] = []
     for path in dict.fromkeys([*want, *before, *got]):
         policy = resolved.for_path(path)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from stateval.compare import FieldStatus, Outcome
+from stateval.compare import FieldStatus, Outcome, StateComparison
 from stateval.episodes import SKIPPED, EpisodeScore, TurnRecord, score_episode
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
 from stateval.suite import Case, Episodes
 
-__all__ = ["EpisodeTracker", "episode_tracker", "turn_record"]
+__all__ = ["EpisodeTracker", "episode_tracker", "turn_fields", "turn_record"]
 
 _WRONG = frozenset({Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA})
 _ABSENT = object()
@@ -27,13 +27,6 @@ def turn_record(case: Case, score: CaseScore, scoring: Scoring) -> TurnRecord:
     metrics = score.metrics_under(scoring, case)
     wrong = frozenset(o.path for o in metrics.outcomes if o.outcome in _WRONG)
     comparison = score.comparison
-    before = case.pre_state.to_flat()
-    fields = []
-    for path, value in case.expected_post_state.to_flat().items():
-        status = comparison.status(path)
-        if status is not None:  # None: a field its policy ignores
-            was = before.get(path, _ABSENT)
-            fields.append((path, was is _ABSENT or was != value, status is FieldStatus.MATCHING))
     return TurnRecord(
         turn=case.turn_index if case.turn_index is not None else 0,
         case_id=case.id,
@@ -44,8 +37,24 @@ def turn_record(case: Case, score: CaseScore, scoring: Scoring) -> TurnRecord:
         expected=comparison.n_expected,
         wrong=wrong,
         skipped=score.result.error_type == SKIPPED,
-        fields=tuple(fields),
+        fields=turn_fields(case, comparison),
     )
+
+
+def turn_fields(case: Case, comparison: StateComparison) -> tuple[tuple[str, bool, bool], ...]:
+    """``(path, set here, right)`` of each expected field of a turn: set when the case's own
+    (gold) pre-state does not hold its expected value, whatever the mode; right when it
+    matches (fields a policy ignores are left out)."""
+    pre, expected = case.pre_state.flat_values, case.expected_post_state.flat_values
+    before = pre.values if pre is not None else case.pre_state.to_flat()
+    after = expected.values if expected is not None else case.expected_post_state.to_flat()
+    out = []
+    for path, value in after.items():
+        status = comparison.status(path)
+        if status is not None:
+            was = before.get(path, _ABSENT)
+            out.append((path, was is _ABSENT or was != value, status is FieldStatus.MATCHING))
+    return tuple(out)
 
 
 class EpisodeTracker:

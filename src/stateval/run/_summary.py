@@ -358,7 +358,8 @@ class RunSummary:
         return tuple(sorted(runs, key=lambda r: r.mode != "teacher_forced"))
 
     def modes_dict(self) -> dict[str, dict[str, Any]]:
-        """Each mode's headline figures and trajectory metrics, keyed by mode."""
+        """Each mode's headline figures, trajectory metrics and edit-operation matrix, keyed
+        by mode."""
         return {
             str(run.mode): {
                 "run_id": run.run_id,
@@ -370,6 +371,7 @@ class RunSummary:
                 "joint_goal_accuracy": run.joint_goal_accuracy,
                 "slot_accuracy": run.slot_accuracy,
                 "episodes": None if run.episodes is None else run.episodes.to_dict(),
+                "edits": None if run.edits is None else run.edits.to_dict(),
             }
             for run in self.side_by_side()
         }
