@@ -21,7 +21,9 @@ import httpx
 import pytest
 import yaml
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from typer.testing import CliRunner
 
+from stateval.cli import app
 from stateval.errors import SuiteProblemsError
 from stateval.suite import load_suite
 from stateval.tracing import ATTR_SOURCE_SPAN_ID, configure_tracing, mutation_span
@@ -89,6 +91,8 @@ def test_unreviewed_drafts_are_left_out_of_the_suite_and_counted(tmp_path: Path)
     assert [c.id for c in suite.cases] == ["gold"]
     assert suite.drafts == ("d1", "d2")
     assert suite.cases[0].source_span_id == SPAN
+    shown = CliRunner().invoke(app, ["validate", str(tmp_path / "suite.yaml")])
+    assert "(1 cases, 2 unreviewed drafts left out, mutator replay:cases)" in shown.stdout
 
 
 def test_a_case_without_gold_that_is_not_a_draft_is_still_a_problem(tmp_path: Path) -> None:

@@ -657,6 +657,8 @@ def validate(
 
         suite = load_suite(suite_path, check_only=True)
         episodes = "" if suite.episodes is None else f", {len(suite.episodes)} episodes"
+        if suite.drafts:
+            episodes += f", {len(suite.drafts)} unreviewed drafts left out"
         print(
             f"{suite.path}: ok ({len(suite.cases)} cases{episodes}, "
             f"mutator {suite.mutator_description})"
