@@ -25,12 +25,14 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint_passes() -> None:
-    result = _run(_tool("ruff"), "check", "src", "tests", "examples", "bench")
+    result = _run(_tool("ruff"), "check", "src", "tests", "examples", "bench", "scripts")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format_is_applied() -> None:
-    result = _run(_tool("ruff"), "format", "--check", "src", "tests", "examples", "bench")
+    result = _run(
+        _tool("ruff"), "format", "--check", "src", "tests", "examples", "bench", "scripts"
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -34,7 +34,8 @@ import pytest
 
 if TYPE_CHECKING:
     from stateval.regressions import RunDiff
-    from stateval.run import RunSummary, ThresholdResult
+    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, ThresholdResult
+    from stateval.suite import Suite
 
 __all__ = ["SuiteResult", "run_suite_file", "stateval_run"]
 
@@ -114,60 +115,52 @@ def run_suite_file(
     Raises:
         StatevalError: The suite or the baseline is invalid (before any mutator call).
     """
-    from stateval.regressions import (
-        DEFAULT_GATE,
-        RunResolver,
-        ScoredRun,
-        diff_runs,
-        experiment_link,
-        gate_result,
-    )
-    from stateval.run import (
-        PhoenixTarget,
-        Scoring,
-        journaled_repetitions,
-        run_suite,
-        start_journal,
-    )
+    from stateval.orchestrator import RunRequest, carry_out
     from stateval.suite import load_suite
 
-    path = Path(path)
-    root = Path(home) if home is not None else _home(Path.cwd())
-    suite = load_suite(path)
-    spec = suite.thresholds.regressions or DEFAULT_GATE
-    baseline = baseline or spec.baseline
-    target = None if phoenix_url is None else PhoenixTarget(phoenix_url.rstrip("/"))
-
-    def phoenix() -> tuple[str, str | None]:
-        from stateval.errors import DiffError
-
-        if target is None:
-            raise DiffError(f"baseline {baseline}: an experiment id needs --stateval-phoenix")
-        return target.url, None
-
-    base_run = None
-    if baseline is not None:
-        base_run = RunResolver(root, suite=path, phoenix=phoenix).resolve(baseline)
-    journal = start_journal(
-        root,
-        suite,
+    request = RunRequest(
+        suite=load_suite(Path(path)),
+        home=Path(home) if home is not None else _home(Path.cwd()),
         limit=limit,
-        phoenix_url=None if target is None else target.url,
         repetitions=repeat,
+        baseline=baseline,
+        phoenix_url=phoenix_url,
+        no_phoenix=phoenix_url is None,
     )
-    outcome = asyncio.run(
-        run_suite(suite, journal, concurrency=suite.model.concurrency, phoenix=target)
-    )
-    if base_run is None:
-        return SuiteResult(outcome.summary)
-    cand = ScoredRun.from_scores(
-        f"run {journal.run_id}",
-        journaled_repetitions(suite, journal, Scoring.from_suite(suite)),
-        experiment=experiment_link(journal),
-        suite_name=suite.name,
-    )
-    diff = diff_runs(base_run, cand, alpha=spec.alpha)
-    return SuiteResult(outcome.summary, diff, gate_result(diff, spec))
+    result = carry_out(request, _QuietView())
+    return SuiteResult(result.outcome.summary, result.diff, result.gate)
+
+
+class _QuietView:
+    """A run from pytest shows nothing while it runs: the items report it."""
+
+    phoenix_hint = "give --stateval-phoenix"
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(file=io.StringIO())
+
+    def note(self, text: str, style: str | None = None) -> None:
+        """Notes are dropped."""
+
+    def summary(self, summary: RunSummary) -> None:
+        """The summary is shown by a failing item (`SuiteResult.report`)."""
+
+    def drive(
+        self,
+        suite: Suite,
+        journal: Journal,
+        target: PhoenixTarget | None,
+        concurrency: int,
+        finish: Callable[[RunSummary], None],
+    ) -> RunOutcome:
+        """Run to the end, no progress shown."""
+        from stateval.run import run_suite
+
+        outcome = asyncio.run(run_suite(suite, journal, concurrency=concurrency, phoenix=target))
+        finish(outcome.summary)
+        return outcome
 
 
 @pytest.fixture

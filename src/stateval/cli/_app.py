@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeAlias
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,31 +25,19 @@ from stateval.cli._common import (
     EXIT_INFRASTRUCTURE,
     EXIT_PASS,
     EXIT_USAGE,
-    ConcurrencyOption,
     DebugOption,
-    JunitOption,
-    MarkdownOption,
-    ReportHtmlOption,
-    ReportJsonOption,
-    RunInterrupted,
+    check_reports,
     errors_to_exit,
-    interrupted_exit_code,
-    plain_console,
     report_console,
-    run_interruptible,
+    report_options,
+    stateval_home,
+    stderr_console,
 )
-from stateval.cli._diff import (
-    BaselineOption,
-    FailOnRegressionOption,
-    RepeatOption,
-    after_run,
-    diff,
-    gate_after_run,
-    resolve_baseline,
-)
+from stateval.cli._diff import diff
 from stateval.cli._model import model_app
 from stateval.cli._mutate import mutate
 from stateval.cli._phoenix import phoenix_app
+from stateval.cli._run import FieldsAsOption, fields_as_mode, run
 from stateval.cli._traces import traces_app
 from stateval.cli._traces_gold import register as register_traces_gold
 from stateval.cli._traces_recall import register as register_traces_recall
@@ -58,8 +45,8 @@ from stateval.cli._traces_recall import register as register_traces_recall
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, UploadStatus
-    from stateval.suite import EpisodeMode, FieldsAs, Suite
+    from stateval.reports import ReportRequest
+    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
 
 __all__ = ["app", "main"]
 
@@ -81,429 +68,27 @@ register_traces_recall(traces_app)
 app.add_typer(traces_app, name="traces")
 
 
-def _home() -> Path:
-    from stateval.run import stateval_home
-
-    return stateval_home()
-
-
-def _stderr() -> Console:
-    console = plain_console(stderr=True)
-    # in a log, a warning stays one line (its URL and command whole) instead of wrapping at 80
-    return console if console.is_terminal else plain_console(stderr=True, soft_wrap=True)
-
-
-def _write_reports(
-    summary: RunSummary,
-    report_json: Path | None,
-    junit: Path | None,
-    markdown: Path | None,
-    report_html: Path | None = None,
-) -> None:
-    from stateval.reports import (
-        write_html_report,
-        write_json_report,
-        write_junit_report,
-        write_markdown_report,
-    )
-
-    for path, write in (
-        (report_json, write_json_report),
-        (junit, write_junit_report),
-        (markdown, write_markdown_report),
-        (report_html, write_html_report),
-    ):
-        if path is not None:
-            write(summary, path)  # whole or not at all; ReportWriteError (exit 3) when it cannot
-
-
-FieldsAsOption: TypeAlias = Annotated[
-    str | None,
-    typer.Option(
-        metavar="MODE",
-        help="Where field scores go in Phoenix: evaluations (one request each), annotations "
-        "(span annotations in bulk, per-field means on the experiment) or both "
-        "(default: the suite's phoenix.fields_as).",
-    ),
-]
-
-
-def _fields_as(value: str | None) -> FieldsAs | None:
-    from stateval.errors import StatevalError
-
-    if value is None:
-        return None
-    for mode in ("evaluations", "annotations", "both"):
-        if value == mode:
-            return mode
-    raise StatevalError(f"--fields-as {value!r}: expected one of evaluations, annotations, both")
-
-
-ModeOption: TypeAlias = Annotated[
-    str | None,
-    typer.Option(
-        "--mode",
-        metavar="MODE",
-        help="How episodes run: teacher_forced (each turn from its gold pre-state), "
-        "free_running (from the mutator's own post-state of the turn before) or both (two "
-        "runs, summarised side by side); default: the suite's episodes.mode.",
-    ),
-]
-
-
-def _episode_modes(value: str | None) -> tuple[EpisodeMode | None, ...]:
-    """The runs ``--mode`` asks for, teacher-forced first (None: the suite's own mode)."""
-    from stateval.errors import StatevalError
-
-    if value is None:
-        return (None,)
-    if value == "both":
-        return ("teacher_forced", "free_running")
-    if value == "teacher_forced":
-        return ("teacher_forced",)
-    if value == "free_running":
-        return ("free_running",)
-    raise StatevalError(f"--mode {value!r}: expected one of teacher_forced, free_running, both")
-
-
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
     from stateval.run import resolve_phoenix
 
-    return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, announce=_stderr().print)
+    return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, announce=stderr_console().print)
 
 
-@app.command(short_help="Run a suite, scored per field, reported to Phoenix.")
-def run(
-    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
-    concurrency: ConcurrencyOption = None,
-    limit: Annotated[
-        int | None, typer.Option(min=1, metavar="N", help="Run only the first N cases.")
-    ] = None,
-    phoenix_url: Annotated[
-        str | None, typer.Option(metavar="URL", help="Report to this Phoenix server (base URL).")
-    ] = None,
-    no_phoenix: Annotated[
-        bool, typer.Option("--no-phoenix", help="Run locally only: no Phoenix.")
-    ] = False,
-    report_json: ReportJsonOption = None,
-    junit: JunitOption = None,
-    markdown: MarkdownOption = None,
-    report_html: ReportHtmlOption = None,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="Finish the suite's latest run: missing cases and uploads (a failed case "
-            "stays failed).",
-        ),
-    ] = False,
-    retry_errors: Annotated[
-        bool,
-        typer.Option(
-            "--retry-errors",
-            help="With --resume: run the cases that failed again too (their new results "
-            "replace the failures, in the journal and in Phoenix).",
-        ),
-    ] = False,
-    fields_as: FieldsAsOption = None,
-    shard: Annotated[
-        str | None,
-        typer.Option(
-            metavar="I/N",
-            help="Run only shard I of N (a stable hash of each case id), into the one "
-            "experiment all N shards share.",
-        ),
-    ] = None,
-    shard_group: Annotated[
-        str | None,
-        typer.Option(
-            metavar="KEY",
-            help="Names the run the shards share (default: from the suite, its cases, the git "
-            "commit, --limit and N); give a new one to run the same shards again.",
-        ),
-    ] = None,
-    repeat: RepeatOption = 1,
-    baseline: BaselineOption = None,
-    fail_on_regression: FailOnRegressionOption = False,
-    episode_mode: ModeOption = None,
-    debug: DebugOption = False,
-) -> None:
-    """Run a suite: every case through the mutator, scored per field, reported to Phoenix.
-
-    With --baseline (or the suite's thresholds.regressions.baseline), the run is compared with
-    the baseline field by field after the summary; --fail-on-regression, or a
-    thresholds.regressions block, makes regressed fields fail the run. With episodes,
-    --mode both runs the suite teacher-forced, then free-running, and shows them side by side.
-    """
-    if phoenix_url and no_phoenix:
-        print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE)
-    if retry_errors and not resume:
-        print("error: --retry-errors needs --resume", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE)
-    with errors_to_exit(debug):
-        from stateval.run import Shard, find_resumable, start_journal
-        from stateval.suite import load_suite
-
-        mode = _fields_as(fields_as)
-        *before, episode_run = _episode_modes(episode_mode)
-        part = None if shard is None else Shard.parse(shard)
-        if shard_group is not None and part is None:
-            from stateval.errors import StatevalError
-
-            raise StatevalError("--shard-group needs --shard I/N")
-        _check_html(report_html)
-        home = _home()
-        suite = load_suite(suite_path)
-        err = _stderr()
-        if suite.drafts:
-            err.print(
-                f"{len(suite.drafts)} unreviewed drafts left out (no expected_post_state yet; "
-                "see docs/traces.md, From traces to a suite)"
-            )
-        recorded: str | None = None
-        if resume:
-            journal = find_resumable(home, suite, part, episode_run)
-            if limit is not None:
-                err.print("--limit is ignored with --resume (the run keeps its planned cases)")
-            if mode is not None and mode != journal.header.fields_as:
-                err.print(
-                    f"--fields-as is ignored with --resume (the run keeps "
-                    f"{journal.header.fields_as})"
-                )
-            if repeat != 1:
-                err.print("--repeat is ignored with --resume (the run keeps its repetitions)")
-            recorded = journal.header.phoenix_url if not no_phoenix else None
-            retried = journal.retry_errors() if retry_errors else []
-            err.print(
-                f"Resuming run {journal.run_id}: {len(journal.missing)} of "
-                f"{len(journal.header.case_ids)} cases left to run"
-                + (f" ({len(retried)} failed, run again)" if retry_errors else "")
-            )
-        target = _resolve_phoenix(phoenix_url, no_phoenix, recorded)
-        gate_spec = suite.thresholds.regressions
-        baseline = baseline or (gate_spec.baseline if gate_spec is not None else None)
-        base_run = None
-        if baseline is not None:
-            base_run = resolve_baseline(
-                baseline, suite.path, home, target, journal.run_id if resume else None
-            )
-        if not resume:
-            journal = start_journal(
-                home,
-                suite,
-                limit=limit,
-                phoenix_url=None if target is None else target.url,
-                shard=part,
-                shared_run=shard_group,
-                fields_as=mode,
-                repetitions=repeat,
-                mode=episode_run,
-            )
-        compared: RunSummary | None = None
-        for other_mode in before:  # --mode both: the teacher-forced run first, shown beside
-            if resume:
-                other = find_resumable(home, suite, part, other_mode)
-            else:
-                other = start_journal(
-                    home,
-                    suite,
-                    limit=limit,
-                    phoenix_url=None if target is None else target.url,
-                    shard=part,
-                    fields_as=mode,
-                    mode=other_mode,
-                )
-            err.print(f"Run {other.run_id}: {other_mode}")
-            first = _run_with_progress(
-                suite, other, target, concurrency or suite.model.concurrency, err, lambda _: None
-            )
-            compared = first.summary
-            _warn_undelivered(first.upload, suite_path, err)
-            err.print(f"Run {journal.run_id}: {journal.header.mode}")
-        if not resume and part is not None:
-            err.print(
-                f"Shard {part}: {len(journal.header.case_ids)} of "
-                f"{len(suite.cases if limit is None else suite.cases[:limit])} cases "
-                f"(shared run {journal.header.shared_run})"
-            )
-        outcome = _run_with_progress(
-            suite,
-            journal,
-            target,
-            concurrency or suite.model.concurrency,
-            err,
-            lambda summary: _finish(
-                replace(summary, compared=compared), report_json, junit, markdown, report_html
-            ),
-        )
-        gate_failed = False
-        if base_run is not None or journal.header.repetitions > 1:
-            # Scores every case again: only for the gate and --repeat's stability table.
-            cand = after_run(suite, outcome, report_json)
-        if base_run is not None:
-            gate_failed = gate_after_run(
-                cand,
-                base_run,
-                gate_spec,
-                target,
-                err,
-                report_json,
-                markdown,
-                report_html,
-                outcome.summary,
-            ) and (fail_on_regression or gate_spec is not None)
-        elif fail_on_regression:
-            err.print(
-                "note: --fail-on-regression without a baseline checks nothing", style="yellow"
-            )
-        upload = outcome.upload
-        if upload is not None:
-            _print_delivery(upload, len(journal.header.case_ids))
-        if upload is not None and (upload.error or upload.pending or upload.spans_kept):
-            err.print(
-                f"warning: {upload.pending} case(s) not uploaded to Phoenix"
-                f"{f' and {upload.spans_kept} span(s) kept' if upload.spans_kept else ''}"
-                f"{': ' + upload.error if upload.error else ''}; "
-                f"`stateval run {suite_path} --resume` uploads them",
-                style="yellow",
-            )
-            raise typer.Exit(EXIT_INFRASTRUCTURE)
-    passed = outcome.summary.passed and not gate_failed
-    passed = passed and (compared is None or compared.passed)
-    raise typer.Exit(EXIT_PASS if passed else EXIT_BELOW_THRESHOLD)
-
-
-def _warn_undelivered(upload: UploadStatus | None, suite_path: Path, err: Console) -> None:
-    """Say what of a run did not reach Phoenix (the run goes on)."""
-    if upload is not None and (upload.error or upload.pending or upload.spans_kept):
-        err.print(
-            f"warning: {upload.pending} case(s) not uploaded to Phoenix"
-            f"{': ' + upload.error if upload.error else ''}; "
-            f"`stateval run {suite_path} --resume` uploads them",
-            style="yellow",
-        )
-
-
-def _run_with_progress(
-    suite: Suite,
-    journal: Journal,
-    target: PhoenixTarget | None,
-    concurrency: int,
-    err: Console,
-    finish: Callable[[RunSummary], None],
-) -> RunOutcome:
-    """Run with a progress bar of the cases; ``finish`` (summary and reports) runs as soon as
-    scoring ends, then the upload to Phoenix shows its own progress until it is done."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from stateval.cli._progress import UploadWatch
-    from stateval.run import CaseScore, UploadProgress, run_suite
-
-    total = len(journal.header.case_ids) * journal.header.repetitions
-    done = total - len(journal.missing) - len(journal.missing_repetitions)
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),  # the suite name is text
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[errors]} errors"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    )
-    task = progress.add_task(suite.name, total=total, completed=done, errors=0)
-    errors = [0]
-
-    def on_case(score: CaseScore) -> None:
-        errors[0] += not score.ok
-        progress.update(task, advance=1, errors=errors[0])
-
-    watch = UploadWatch(err)
-    upload: list[Callable[[], UploadProgress]] = []
-
-    def on_scored(summary: RunSummary, uploading: Callable[[], UploadProgress] | None) -> None:
-        progress.stop()
-        finish(summary)
-        if uploading is not None and uploading().sent < uploading().total:
-            upload.append(uploading)
-            watch.watch(uploading)
-
-    async def run() -> RunOutcome:
-        try:
-            return await run_suite(
-                suite,
-                journal,
-                concurrency=concurrency,
-                phoenix=target,
-                on_case=on_case,
-                on_scored=on_scored,
-            )
-        finally:
-            await watch.stop()
-
-    try:
-        with progress:
-            outcome = run_interruptible(run())
-    except RunInterrupted as stop:
-        name = signal.Signals(stop.signum).name
-        if upload:
-            p = upload[0]()
-            err.print(
-                f"interrupted ({name}): {p.sent:,} of {p.total:,} scores are in Phoenix; "
-                f"`stateval run {suite.path} --resume` uploads the rest"
-            )
-        else:
-            left = len(journal.missing)
-            err.print(
-                f"interrupted: {total - left} of {total} cases are journaled in run "
-                f"{journal.run_id} ({name}); `stateval run {suite.path} --resume` finishes it"
-            )
-        raise typer.Exit(interrupted_exit_code(stop.signum)) from None
-    return outcome
-
-
-def _check_html(report_html: Path | None) -> None:
-    """Fail before any work when an HTML report is asked for but cannot be drawn."""
-    if report_html is not None:
-        from stateval.reports import require_charts
-
-        require_charts()
-
-
-def _print_delivery(upload: UploadStatus, planned: int) -> None:
-    """One line saying what reached Phoenix: cases, evaluations, spans."""
-    uploaded = planned - upload.pending
-    spans = f"; {upload.spans} span(s) delivered"
-    if upload.spans_kept:
-        spans += f", {upload.spans_kept} kept in the journal for --resume"
-    if upload.episodes:
-        spans += (
-            f"; {upload.episodes} episode(s) scored on their sessions "
-            f"({upload.session_annotations} session annotation(s))"
-        )
-    plain_console().print(
-        f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "
-        f"{upload.evaluations} evaluation(s) sent now, {upload.skipped} sent before){spans}",
-        soft_wrap=True,
-    )
-
-
-def _finish(
-    summary: RunSummary,
-    report_json: Path | None,
-    junit: Path | None,
-    markdown: Path | None,
-    report_html: Path | None = None,
-) -> None:
+def _finish(summary: RunSummary, reports: tuple[ReportRequest, ...]) -> None:
+    """The summary on stdout, then the report files."""
     from stateval.reports import print_summary
 
     print_summary(summary, report_console())
-    _write_reports(summary, report_json, junit, markdown, report_html)
+    for report in reports:
+        report.writer.run(summary, report.path)  # whole or not at all (ReportWriteError)
 
 
-@app.command(short_help="Score a journaled run again under the current suite.")
+app.command(short_help="Run a suite, scored per field, reported to Phoenix.")(run)
+
+
+@report_options("run")
 def rescore(
     run_id: Annotated[
         str,
@@ -521,10 +106,7 @@ def rescore(
             "(of this file or a suite of the same name).",
         ),
     ] = None,
-    report_json: ReportJsonOption = None,
-    junit: JunitOption = None,
-    markdown: MarkdownOption = None,
-    report_html: ReportHtmlOption = None,
+    reports: tuple[ReportRequest, ...] = (),
     phoenix_url: Annotated[
         str | None,
         typer.Option(metavar="URL", help="Log the rescored run to this Phoenix server."),
@@ -565,9 +147,9 @@ def rescore(
         from stateval.run import rescore as rescore_run
         from stateval.suite import load_suite
 
-        _check_html(report_html)
-        home = _home()
-        err = _stderr()
+        check_reports(reports)
+        home = stateval_home()
+        err = stderr_console()
         if run_id == "latest" and suite_path is not None:
             suite = load_suite(suite_path, load_mutator=False)
             journal = find_latest(home, suite)
@@ -590,13 +172,13 @@ def rescore(
         def show(summary: RunSummary) -> None:
             if beside is not None:
                 summary = replace(summary, compared=rescore_run(suite, Journal.open(home, beside)))
-            _finish(summary, report_json, junit, markdown, report_html)
+            _finish(summary, reports)
 
         if target is None:
             summary = rescore_run(suite, journal)
             show(summary)
         else:
-            mode = _fields_as(fields_as)
+            mode = fields_as_mode(fields_as)
             watch = UploadWatch(err)
 
             def on_scored(
@@ -626,6 +208,9 @@ def rescore(
                 )
                 raise typer.Exit(EXIT_INFRASTRUCTURE)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
+
+
+app.command(short_help="Score a journaled run again under the current suite.")(rescore)
 
 
 def _say_which_latest(home: Path, journal: Journal, err: Console) -> None:

@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
+import inspect
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 import typer
 from typer.exceptions import TyperException
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from stateval.reports import ReportRequest
 
 __all__ = [
     "EXIT_BELOW_THRESHOLD",
@@ -31,16 +35,17 @@ __all__ = [
     "EXIT_USAGE",
     "ConcurrencyOption",
     "DebugOption",
-    "JunitOption",
-    "MarkdownOption",
-    "ReportHtmlOption",
     "ReportJsonOption",
     "RunInterrupted",
+    "check_reports",
     "errors_to_exit",
     "interrupted_exit_code",
     "plain_console",
     "report_console",
+    "report_options",
     "run_interruptible",
+    "stateval_home",
+    "stderr_console",
 ]
 
 UNBOUNDED_WIDTH = 100_000
@@ -67,19 +72,80 @@ def interrupted_exit_code(signum: int) -> int:
 ReportJsonOption: TypeAlias = Annotated[
     Path | None, typer.Option(metavar="FILE", help="Write a JSON report here.")
 ]
-JunitOption: TypeAlias = Annotated[
-    Path | None, typer.Option(metavar="FILE", help="Write a JUnit XML report here.")
-]
-MarkdownOption: TypeAlias = Annotated[
-    Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
-]
-ReportHtmlOption: TypeAlias = Annotated[
-    Path | None,
-    typer.Option(
-        metavar="FILE",
-        help="Write a self-contained HTML report here (charts need the 'report' extra).",
-    ),
-]
+"""``--report-json FILE`` of a command whose only report is its own JSON (``traces mutate``,
+``traces rates``); commands with report formats take `report_options`."""
+
+
+def report_options(
+    kind: Literal["run", "mutation", "traces"],
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A command's report options, one per format of `stateval.reports.REPORT_FORMATS`.
+
+    The command takes ``reports: tuple[ReportRequest, ...]``; in its place on the command line
+    come the options of every format that can write this ``kind`` of report (``--report-json
+    FILE``...), and the files given arrive as `ReportRequest`s, in the table's order. A new
+    format in the table is a new option of every command that writes reports.
+    """
+    from stateval.reports import REPORT_FORMATS, ReportRequest
+
+    formats = [f for f in REPORT_FORMATS.values() if f.writes(kind)]
+    names = {f.name: f"{f.name}_report" for f in formats}
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command)  # `reports` is annotated for type checking only
+        params: list[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            if param.name != "reports":
+                hint = param.annotation
+                if isinstance(hint, str):
+                    hint = eval(hint, command.__globals__)
+                params.append(param.replace(annotation=hint))
+                continue
+            params += [
+                inspect.Parameter(
+                    names[f.name],
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    default=None,
+                    annotation=Annotated[
+                        Path | None, typer.Option(f.option, metavar="FILE", help=f.help)
+                    ],
+                )
+                for f in formats
+            ]
+
+        @functools.wraps(command)
+        def with_reports(**options: Any) -> None:
+            paths = {f.name: options.pop(names[f.name]) for f in formats}
+            reports = tuple(ReportRequest(n, p) for n, p in paths.items() if p is not None)
+            command(**options, reports=reports)
+
+        with_reports.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_reports.__annotations__ = {p.name: p.annotation for p in params}
+        return with_reports
+
+    return decorate
+
+
+def check_reports(reports: tuple[ReportRequest, ...]) -> None:
+    """Fail before any work when a report asked for cannot be written here (a missing extra)."""
+    for report in reports:
+        report.writer.check()
+
+
+def stateval_home() -> Path:
+    """Where runs are journaled: ``$STATEVAL_HOME``, else ``.stateval``."""
+    from stateval.run import stateval_home as home
+
+    return home()
+
+
+def stderr_console() -> Console:
+    """The console notes and progress go to (stderr)."""
+    console = plain_console(stderr=True)
+    # in a log, a warning stays one line (its URL and command whole) instead of wrapping at 80
+    return console if console.is_terminal else plain_console(stderr=True, soft_wrap=True)
+
+
 ConcurrencyOption: TypeAlias = Annotated[
     int | None,
     typer.Option(min=1, metavar="N", help="Mutator calls at once (default: the suite's)."),

@@ -1,5 +1,6 @@
 """``stateval diff BASE CAND``: per-field verdicts of a candidate run against a baseline, and the
-``--baseline`` gate `stateval run` adds after its summary."""
+options of the ``--baseline`` gate `stateval run` adds after its summary (the gate itself is
+`stateval.orchestrator`'s)."""
 
 from __future__ import annotations
 
@@ -22,19 +23,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.regressions import RunDiff, RunResolver, ScoredRun
-    from stateval.run import PhoenixTarget, RunOutcome, RunSummary, ThresholdResult
-    from stateval.suite import RegressionsSpec, Suite
+    from stateval.run import ThresholdResult
+    from stateval.suite import RegressionsSpec
 
-__all__ = [
-    "BaselineOption",
-    "FailOnRegressionOption",
-    "RepeatOption",
-    "after_run",
-    "diff",
-    "gate_after_run",
-    "gate_run",
-    "resolve_baseline",
-]
+__all__ = ["BaselineOption", "FailOnRegressionOption", "RepeatOption", "diff"]
 
 BaselineOption = Annotated[
     str | None,
@@ -205,136 +197,3 @@ def _print_gate(gate: ThresholdResult, console: Console) -> None:
 
     style = "green" if gate.passed else "bold red"
     console.print(Text(f"regression gate: {gate.describe()}", style=style))
-
-
-def gate_run(
-    cand: ScoredRun,
-    baseline: ScoredRun,
-    spec: RegressionsSpec,
-    *,
-    err: Console,
-    console: Console,
-    tag: tuple[str, str | None] | None = None,
-) -> tuple[RunDiff, ThresholdResult]:
-    """Diff a finished run against its baseline and print it after the run's summary.
-
-    Args:
-        cand: The run just finished.
-        baseline: Its baseline.
-        spec: The suite's gate (or the default: no regressed field, alpha 0.05).
-        err: Where notes go.
-        console: Where the diff goes.
-        tag: (server, API key): tag the baseline experiment as its dataset's baseline there.
-    """
-    from stateval.errors import DiffError
-    from stateval.regressions import tag_baseline
-
-    if not set(baseline.cases) & set(cand.cases):
-        raise DiffError(f"{baseline.label} shares no case ids with this run: nothing to compare")
-    result = _diff(baseline, cand, spec.alpha, 0, 2000)
-    from stateval.regressions import gate_result, print_diff
-
-    print_diff(result, console)
-    gate = gate_result(result, spec)
-    _print_gate(gate, console)
-    link = baseline.experiment
-    if tag is not None and link is not None and link.phoenix_url == tag[0].rstrip("/"):
-        if tag_baseline(link.phoenix_url, link.experiment_id, api_key=tag[1]):
-            err.print(f"Phoenix: experiment {link.experiment_id} tagged as the dataset's baseline")
-        else:
-            err.print("note: this Phoenix server has no experiment tags; baseline not tagged")
-    return result, gate
-
-
-def resolve_baseline(
-    name: str, suite_path: Path, home: Path, target: PhoenixTarget | None, exclude: str | None
-) -> ScoredRun:
-    """The baseline of ``stateval run --baseline NAME``, resolved before the run starts
-    (``latest``: the suite's newest run; ``exclude``: a resumed run's own id)."""
-    from stateval.errors import DiffError
-    from stateval.regressions import RunResolver
-
-    def phoenix() -> tuple[str, str | None]:
-        if target is None:
-            raise DiffError(
-                f"baseline {name}: not a run of {suite_path}; an experiment id needs Phoenix "
-                "(drop --no-phoenix or give --phoenix-url)"
-            )
-        return target.url, target.api_key
-
-    resolver = RunResolver(home, suite=suite_path, phoenix=phoenix, exclude=exclude)
-    return resolver.resolve(name)
-
-
-def after_run(suite: Suite, outcome: RunOutcome, report_json: Path | None) -> ScoredRun:
-    """The finished run as a diff side, every repetition included; with ``--repeat``, print
-    each field's mean, interval, flakiness and pass^N, and pass^k of the cases and episodes
-    (and add them to the JSON report)."""
-    from stateval.regressions import (
-        ScoredRun,
-        experiment_link,
-        field_stability,
-        print_reliability,
-        print_stability,
-        reliability,
-    )
-    from stateval.run import Scoring, journaled_repetitions
-
-    journal = outcome.journal
-    link = experiment_link(journal)
-    repetitions = journal.header.repetitions
-    if repetitions == 1:
-        return ScoredRun.from_summary(outcome.summary, experiment=link)
-    scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
-    run = ScoredRun.from_scores(
-        f"run {journal.run_id}", scores, experiment=link, suite_name=suite.name
-    )
-    fields = field_stability(run)
-    console = plain_console()
-    print_stability(fields, repetitions, console)
-    plan = None if suite.episodes is None else suite.episodes.index
-    reliable = reliability(run, plan)
-    print_reliability(reliable, console)
-    if report_json is not None:
-        data = json.loads(report_json.read_text(encoding="utf-8"))
-        data["repetitions"] = {
-            "repetitions": repetitions,
-            "fields": [f.to_dict() for f in fields],
-            "pass_k": reliable.to_dict(),
-        }
-        _write_report(report_json, json.dumps(data, indent=2) + "\n")
-    return run
-
-
-def gate_after_run(
-    cand: ScoredRun,
-    base_run: ScoredRun,
-    spec: RegressionsSpec | None,
-    target: PhoenixTarget | None,
-    err: Console,
-    report_json: Path | None,
-    markdown: Path | None,
-    report_html: Path | None = None,
-    summary: RunSummary | None = None,
-) -> bool:
-    """Print the diff of a finished run against its baseline and add it to the reports (the
-    HTML report of ``summary`` is written again with a regression section); True when the gate
-    failed."""
-    from stateval.regressions import DEFAULT_GATE, markdown_diff
-
-    tag = None if target is None else (target.url, target.api_key)
-    result, gate = gate_run(
-        cand, base_run, spec or DEFAULT_GATE, err=err, console=plain_console(), tag=tag
-    )
-    if report_json is not None:
-        data = json.loads(report_json.read_text(encoding="utf-8"))
-        data["regressions"] = {**result.to_dict(), "gate": gate.to_dict()}
-        _write_report(report_json, json.dumps(data, indent=2) + "\n")
-    if markdown is not None:
-        before = markdown.read_text(encoding="utf-8") if markdown.exists() else ""
-        _write_report(markdown, before + "\n" + markdown_diff(result))
-    if report_html is not None and summary is not None:
-        from stateval.reports import html_report, regression_section
-
-        _write_report(report_html, html_report(summary, sections=[regression_section(result)]))
-    return not gate.passed

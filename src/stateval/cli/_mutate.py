@@ -25,23 +25,24 @@ from stateval.cli._common import (
     EXIT_PASS,
     ConcurrencyOption,
     DebugOption,
-    JunitOption,
-    ReportJsonOption,
     errors_to_exit,
     plain_console,
     report_console,
+    report_options,
 )
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.mutation import MutantResult, MutationReport
+    from stateval.reports import ReportRequest
     from stateval.run import PhoenixTarget
     from stateval.suite import EpisodeMode
 
 __all__ = ["mutate"]
 
 
+@report_options("mutation")
 def mutate(
     suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
     operators: Annotated[
@@ -62,8 +63,7 @@ def mutate(
             min=0, max=100, metavar="PCT", help="Exit 1 when the mutation score (%) is below this."
         ),
     ] = None,
-    junit: JunitOption = None,
-    report_json: ReportJsonOption = None,
+    reports: tuple[ReportRequest, ...] = (),
     concurrency: ConcurrencyOption = None,
     max_calls: Annotated[
         int | None,
@@ -132,8 +132,7 @@ def mutate(
             limit=limit,
             mode=_mode(episode_mode),
             eval_specs=eval_specs or None,
-            junit=junit,
-            report_json=report_json,
+            reports=reports,
             phoenix=phoenix or phoenix_url is not None,
             phoenix_url=phoenix_url,
             phoenix_mutants="all" if phoenix_all else "survivors",
@@ -180,13 +179,11 @@ def _run(
     limit: int | None,
     mode: EpisodeMode | None,
     eval_specs: Sequence[str] | None,
-    junit: Path | None,
-    report_json: Path | None,
+    reports: tuple[ReportRequest, ...],
     phoenix: bool,
     phoenix_url: str | None,
     phoenix_mutants: Literal["survivors", "all"],
 ) -> tuple[MutationReport, float | None]:
-    from stateval.errors import StatevalError
     from stateval.mutation import (
         load_plugins,
         resolve_operators,
@@ -194,7 +191,6 @@ def _run(
         suite_config,
         suite_fail_under,
     )
-    from stateval.reports import write_mutation_json, write_mutation_junit
     from stateval.suite import load_suite
 
     load_plugins()
@@ -227,12 +223,10 @@ def _run(
         with err.status(f"logging to Phoenix at {target.url}"):
             logged = asyncio.run(log_mutation(suite, report, target, mutants=phoenix_mutants))
         report = replace(report, phoenix=logged)
-    for path, write in ((junit, write_mutation_junit), (report_json, write_mutation_json)):
-        if path is not None:
-            try:
-                write(report, path)
-            except OSError as exc:
-                raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+    for wanted in reports:
+        write = wanted.writer.mutation
+        assert write is not None  # report_options("mutation") offers only formats that have one
+        write(report, wanted.path)  # whole or not at all (ReportWriteError)
     return report, suite_fail_under(suite, fail_under)
 
 

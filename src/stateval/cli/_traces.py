@@ -20,14 +20,14 @@ from stateval.cli._common import (
     EXIT_BELOW_THRESHOLD,
     EXIT_PASS,
     DebugOption,
-    MarkdownOption,
-    ReportJsonOption,
     errors_to_exit,
     report_console,
+    report_options,
     run_interruptible,
 )
 
 if TYPE_CHECKING:
+    from stateval.reports import ReportRequest
     from stateval.traces import SpanWindow, TracesTally
 
 __all__ = ["traces_app"]
@@ -84,6 +84,7 @@ def _progress_line(tally: TracesTally) -> None:
 
 
 @traces_app.command(short_help="Score a monitor's spans and write the verdicts onto them.")
+@report_options("traces")
 def score(
     monitor_path: Annotated[
         Path, typer.Argument(metavar="MONITOR", help="Monitor file (YAML/JSON).")
@@ -119,8 +120,7 @@ def score(
         bool,
         typer.Option("--restart", help="Drop an interrupted run's journal instead of resuming it."),
     ] = False,
-    report_json: ReportJsonOption = None,
-    markdown: MarkdownOption = None,
+    reports: tuple[ReportRequest, ...] = (),
     debug: DebugOption = False,
 ) -> None:
     """Score the spans MONITOR names, write verdicts onto them, report the flag rates.
@@ -147,21 +147,13 @@ def score(
             follow=follow,
         )
         summary = run_interruptible(score_traces(request, on_page=_progress_line))
-        from stateval.reports import (
-            print_traces_summary,
-            write_traces_json,
-            write_traces_markdown,
-        )
+        from stateval.reports import print_traces_summary
 
         print_traces_summary(summary, report_console(), target.url)
-        for path, write in ((report_json, write_traces_json), (markdown, write_traces_markdown)):
-            if path is not None:
-                try:
-                    write(summary, path, target.url)
-                except OSError as exc:
-                    from stateval.errors import StatevalError
-
-                    raise StatevalError(f"cannot write report {path}: {exc.strerror}") from exc
+        for report in reports:
+            write = report.writer.traces
+            assert write is not None  # report_options("traces") offers only formats with one
+            write(summary, report.path, target.url)  # whole or not at all (ReportWriteError)
     raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
 
 

@@ -1,38 +1,47 @@
 """Reports: of a run (terminal summary, JSON, JUnit XML, Markdown, HTML with a regression
 section against a baseline, or a diff on its own page) and of a mutation test (terminal, JSON,
-JUnit XML) and of a monitor run (terminal, JSON, Markdown). A new report format goes here, one
-module per format."""
+JUnit XML) and of a monitor run (terminal, JSON, Markdown). A new report format of a run is one
+module here and one line in `REPORT_FORMATS`."""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from stateval.reports._atomic import atomic_file, write_atomically
-from stateval.reports._charts import require_charts
-from stateval.reports._html import HtmlSection, html_report, write_html_report
-from stateval.reports._json import write_json_report
-from stateval.reports._junit import junit_xml, write_junit_report
-from stateval.reports._markdown import markdown_report, write_markdown_report
-from stateval.reports._mutation import (
-    inert_summary,
-    mutation_junit_xml,
-    print_mutation_report,
-    write_mutation_json,
-    write_mutation_junit,
-)
-from stateval.reports._regressions import (
-    diff_html_report,
-    regression_section,
-    write_diff_html_report,
-)
-from stateval.reports._terminal import print_summary
-from stateval.reports._traces import (
-    print_traces_summary,
-    traces_markdown,
-    write_traces_json,
-    write_traces_markdown,
-)
+from stateval.reports._formats import REPORT_FORMATS, ReportFormat, ReportRequest
+
+if TYPE_CHECKING:
+    from stateval.reports._charts import require_charts
+    from stateval.reports._html import HtmlSection, html_report, write_html_report
+    from stateval.reports._json import write_json_report
+    from stateval.reports._junit import junit_xml, write_junit_report
+    from stateval.reports._markdown import markdown_report, write_markdown_report
+    from stateval.reports._mutation import (
+        inert_summary,
+        mutation_junit_xml,
+        print_mutation_report,
+        write_mutation_json,
+        write_mutation_junit,
+    )
+    from stateval.reports._regressions import (
+        diff_html_report,
+        regression_section,
+        write_diff_html_report,
+    )
+    from stateval.reports._terminal import print_summary
+    from stateval.reports._traces import (
+        print_traces_summary,
+        traces_markdown,
+        write_traces_json,
+        write_traces_markdown,
+    )
 
 __all__ = [
+    "REPORT_FORMATS",
     "HtmlSection",
+    "ReportFormat",
+    "ReportRequest",
     "atomic_file",
     "diff_html_report",
     "html_report",
@@ -57,3 +66,39 @@ __all__ = [
     "write_traces_json",
     "write_traces_markdown",
 ]
+
+# The writers load the run machinery; the table above does not, so `stateval --help` lists the
+# report options without it. The rest is imported on first use (PEP 562).
+_LAZY = {
+    "require_charts": "_charts",
+    "HtmlSection": "_html",
+    "html_report": "_html",
+    "write_html_report": "_html",
+    "write_json_report": "_json",
+    "junit_xml": "_junit",
+    "write_junit_report": "_junit",
+    "markdown_report": "_markdown",
+    "write_markdown_report": "_markdown",
+    "inert_summary": "_mutation",
+    "mutation_junit_xml": "_mutation",
+    "print_mutation_report": "_mutation",
+    "write_mutation_json": "_mutation",
+    "write_mutation_junit": "_mutation",
+    "diff_html_report": "_regressions",
+    "regression_section": "_regressions",
+    "write_diff_html_report": "_regressions",
+    "print_summary": "_terminal",
+    "print_traces_summary": "_traces",
+    "traces_markdown": "_traces",
+    "write_traces_json": "_traces",
+    "write_traces_markdown": "_traces",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -8,15 +8,17 @@ whole. orjson encodes it about 20 times faster than the standard library (bench_
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from stateval.reports._atomic import atomic_file
-from stateval.run import RunSummary
+from stateval.regressions import FieldStability, Reliability, RunDiff
+from stateval.reports._atomic import atomic_file, write_atomically
+from stateval.run import RunSummary, ThresholdResult
 
-__all__ = ["write_json_report"]
+__all__ = ["add_diff", "add_stability", "write_json_report"]
 
 _INDENT = orjson.OPT_INDENT_2
 
@@ -41,3 +43,26 @@ def write_json_report(summary: RunSummary, path: str | Path) -> None:
             handle.write(_encode(score.to_dict()).replace(b"\n", b"\n    "))
             first = False
         handle.write(b"]\n}\n" if first else b"\n  ]\n}\n")
+
+
+def _add(path: Path, key: str, value: object) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data[key] = value
+    write_atomically(path, json.dumps(data, indent=2) + "\n")
+
+
+def add_diff(path: Path, diff: RunDiff, gate: ThresholdResult, summary: RunSummary) -> None:
+    """Add the diff against the baseline, with the gate's result, as ``regressions``."""
+    _add(path, "regressions", {**diff.to_dict(), "gate": gate.to_dict()})
+
+
+def add_stability(
+    path: Path, repetitions: int, fields: Sequence[FieldStability], pass_k: Reliability
+) -> None:
+    """Add each field's stability over the run's repetitions, and pass^k, as ``repetitions``."""
+    section = {
+        "repetitions": repetitions,
+        "fields": [f.to_dict() for f in fields],
+        "pass_k": pass_k.to_dict(),
+    }
+    _add(path, "repetitions", section)

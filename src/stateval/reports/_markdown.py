@@ -6,14 +6,15 @@ from pathlib import Path
 
 from stateval._markdown_cells import cell as _cell
 from stateval._markdown_cells import code as _code
+from stateval.regressions import RunDiff, markdown_diff
 from stateval.reports._atomic import write_atomically
 from stateval.reports._columns import field_columns
 from stateval.reports._edits import markdown_edits
 from stateval.reports._episodes import markdown_episodes
 from stateval.reports._quality import quality_lines
-from stateval.run import RunSummary
+from stateval.run import RunSummary, ThresholdResult
 
-__all__ = ["markdown_report", "write_markdown_report"]
+__all__ = ["add_diff", "markdown_report", "write_markdown_report"]
 
 
 def _pct(value: float | None) -> str:
@@ -111,3 +112,9 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
 def write_markdown_report(summary: RunSummary, path: str | Path) -> None:
     """Write `markdown_report` to ``path``."""
     write_atomically(path, markdown_report(summary))
+
+
+def add_diff(path: Path, diff: RunDiff, gate: ThresholdResult, summary: RunSummary) -> None:
+    """Append the diff against the baseline (`markdown_diff`)."""
+    before = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
+    write_atomically(path, before + "\n" + markdown_diff(diff))

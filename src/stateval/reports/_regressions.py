@@ -12,12 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stateval.reports._atomic import write_atomically
-from stateval.reports._html import HtmlSection, _e, _page, _pct, _phoenix_link, _table
+from stateval.reports._html import (
+    HtmlSection,
+    _e,
+    _page,
+    _pct,
+    _phoenix_link,
+    _table,
+    html_report,
+)
 
 if TYPE_CHECKING:
     from stateval.regressions import FieldDiff, MetricDiff, RunDiff
+    from stateval.run import RunSummary, ThresholdResult
 
-__all__ = ["diff_html_report", "regression_section", "write_diff_html_report"]
+__all__ = ["add_diff", "diff_html_report", "regression_section", "write_diff_html_report"]
 
 _SHOWN_CASES = 10
 _VERDICT_CLASS = {
@@ -182,3 +191,8 @@ def diff_html_report(diff: RunDiff) -> str:
 def write_diff_html_report(diff: RunDiff, path: str | Path) -> None:
     """Write `diff_html_report` to ``path``."""
     write_atomically(path, diff_html_report(diff))
+
+
+def add_diff(path: Path, diff: RunDiff, gate: ThresholdResult, summary: RunSummary) -> None:
+    """Write a run's HTML report again with the diff against its baseline as a section."""
+    write_atomically(path, html_report(summary, sections=[regression_section(diff)]))

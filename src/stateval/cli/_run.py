@@ -1,0 +1,337 @@
+"""``stateval run``: parse the options into a `RunRequest`, carry it out, show it, exit.
+
+The run itself (journal, modes, reports, baseline gate) is `stateval.orchestrator.carry_out`,
+the same one the pytest plugin uses; this module is the terminal's side of it: progress bars,
+notes on stderr, the summary on stdout, the delivery line and the exit code.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TypeAlias
+
+import typer
+
+from stateval.cli._common import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_INFRASTRUCTURE,
+    EXIT_PASS,
+    EXIT_USAGE,
+    ConcurrencyOption,
+    DebugOption,
+    RunInterrupted,
+    check_reports,
+    errors_to_exit,
+    interrupted_exit_code,
+    plain_console,
+    report_console,
+    report_options,
+    run_interruptible,
+    stateval_home,
+    stderr_console,
+)
+from stateval.cli._diff import BaselineOption, FailOnRegressionOption, RepeatOption
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from stateval.reports import ReportRequest
+    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, UploadStatus
+    from stateval.suite import EpisodeMode, FieldsAs, Suite
+
+__all__ = ["FieldsAsOption", "fields_as_mode", "run"]
+
+
+FieldsAsOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        metavar="MODE",
+        help="Where field scores go in Phoenix: evaluations (one request each), annotations "
+        "(span annotations in bulk, per-field means on the experiment) or both "
+        "(default: the suite's phoenix.fields_as).",
+    ),
+]
+
+
+def fields_as_mode(value: str | None) -> FieldsAs | None:
+    """``--fields-as`` checked: None or one of the upload modes."""
+    from stateval.errors import StatevalError
+
+    if value is None:
+        return None
+    for mode in ("evaluations", "annotations", "both"):
+        if value == mode:
+            return mode
+    raise StatevalError(f"--fields-as {value!r}: expected one of evaluations, annotations, both")
+
+
+ModeOption: TypeAlias = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        metavar="MODE",
+        help="How episodes run: teacher_forced (each turn from its gold pre-state), "
+        "free_running (from the mutator's own post-state of the turn before) or both (two "
+        "runs, summarised side by side); default: the suite's episodes.mode.",
+    ),
+]
+
+
+def _episode_modes(value: str | None) -> tuple[EpisodeMode | None, ...]:
+    """The runs ``--mode`` asks for, teacher-forced first (None: the suite's own mode)."""
+    from stateval.errors import StatevalError
+
+    if value is None:
+        return (None,)
+    if value == "both":
+        return ("teacher_forced", "free_running")
+    if value == "teacher_forced":
+        return ("teacher_forced",)
+    if value == "free_running":
+        return ("free_running",)
+    raise StatevalError(f"--mode {value!r}: expected one of teacher_forced, free_running, both")
+
+
+@report_options("run")
+def run(
+    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (YAML/JSON).")],
+    concurrency: ConcurrencyOption = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Run only the first N cases.")
+    ] = None,
+    phoenix_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="Report to this Phoenix server (base URL).")
+    ] = None,
+    no_phoenix: Annotated[
+        bool, typer.Option("--no-phoenix", help="Run locally only: no Phoenix.")
+    ] = False,
+    reports: tuple[ReportRequest, ...] = (),
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Finish the suite's latest run: missing cases and uploads (a failed case "
+            "stays failed).",
+        ),
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="With --resume: run the cases that failed again too (their new results "
+            "replace the failures, in the journal and in Phoenix).",
+        ),
+    ] = False,
+    fields_as: FieldsAsOption = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="I/N",
+            help="Run only shard I of N (a stable hash of each case id), into the one "
+            "experiment all N shards share.",
+        ),
+    ] = None,
+    shard_group: Annotated[
+        str | None,
+        typer.Option(
+            metavar="KEY",
+            help="Names the run the shards share (default: from the suite, its cases, the git "
+            "commit, --limit and N); give a new one to run the same shards again.",
+        ),
+    ] = None,
+    repeat: RepeatOption = 1,
+    baseline: BaselineOption = None,
+    fail_on_regression: FailOnRegressionOption = False,
+    episode_mode: ModeOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Run a suite: every case through the mutator, scored per field, reported to Phoenix.
+
+    With --baseline (or the suite's thresholds.regressions.baseline), the run is compared with
+    the baseline field by field after the summary; --fail-on-regression, or a
+    thresholds.regressions block, makes regressed fields fail the run. With episodes,
+    --mode both runs the suite teacher-forced, then free-running, and shows them side by side.
+    """
+    if phoenix_url and no_phoenix:
+        print("error: --phoenix-url and --no-phoenix exclude each other", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE)
+    if retry_errors and not resume:
+        print("error: --retry-errors needs --resume", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE)
+    with errors_to_exit(debug):
+        from stateval.orchestrator import RunRequest, carry_out, undelivered
+        from stateval.run import Shard
+        from stateval.suite import load_suite
+
+        mode = fields_as_mode(fields_as)
+        modes = _episode_modes(episode_mode)
+        part = None if shard is None else Shard.parse(shard)
+        if shard_group is not None and part is None:
+            from stateval.errors import StatevalError
+
+            raise StatevalError("--shard-group needs --shard I/N")
+        check_reports(reports)
+        home = stateval_home()
+        request = RunRequest(
+            suite=load_suite(suite_path),
+            home=home,
+            modes=modes,
+            limit=limit,
+            shard=part,
+            shard_group=shard_group,
+            repetitions=repeat,
+            fields_as=mode,
+            baseline=baseline,
+            fail_on_regression=fail_on_regression,
+            phoenix_url=phoenix_url,
+            no_phoenix=no_phoenix,
+            concurrency=concurrency,
+            resume=resume,
+            retry_errors=retry_errors,
+            reports=reports,
+        )
+        view = TerminalView()
+        result = carry_out(request, view)
+        upload = result.outcome.upload
+        if upload is not None:
+            _print_delivery(upload, len(result.outcome.journal.header.case_ids))
+        if undelivered(upload):
+            assert upload is not None
+            view.note(
+                f"warning: {upload.pending} case(s) not uploaded to Phoenix"
+                f"{f' and {upload.spans_kept} span(s) kept' if upload.spans_kept else ''}"
+                f"{': ' + upload.error if upload.error else ''}; "
+                f"`stateval run {suite_path} --resume` uploads them",
+                style="yellow",
+            )
+            raise typer.Exit(EXIT_INFRASTRUCTURE)
+    raise typer.Exit(EXIT_PASS if result.passed else EXIT_BELOW_THRESHOLD)
+
+
+class TerminalView:
+    """`stateval run` on a terminal or in a log: progress bars and notes on stderr, the
+    summary on stdout (see `stateval.orchestrator.RunView`)."""
+
+    phoenix_hint = "drop --no-phoenix or give --phoenix-url"
+
+    def __init__(self) -> None:
+        self.err = stderr_console()
+        self.console = plain_console()
+
+    def note(self, text: str, style: str | None = None) -> None:
+        """A note on stderr."""
+        self.err.print(text, style=style)
+
+    def summary(self, summary: RunSummary) -> None:
+        """The summary on stdout."""
+        from stateval.reports import print_summary
+
+        print_summary(summary, report_console())
+
+    def drive(
+        self,
+        suite: Suite,
+        journal: Journal,
+        target: PhoenixTarget | None,
+        concurrency: int,
+        finish: Callable[[RunSummary], None],
+    ) -> RunOutcome:
+        """Run with a progress bar of the cases; ``finish`` (summary and reports) runs as soon
+        as scoring ends, then the upload to Phoenix shows its own progress until it is done."""
+        return _run_with_progress(suite, journal, target, concurrency, self.err, finish)
+
+
+def _run_with_progress(
+    suite: Suite,
+    journal: Journal,
+    target: PhoenixTarget | None,
+    concurrency: int,
+    err: Console,
+    finish: Callable[[RunSummary], None],
+) -> RunOutcome:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from stateval.cli._progress import UploadWatch
+    from stateval.run import CaseScore, UploadProgress, run_suite
+
+    total = len(journal.header.case_ids) * journal.header.repetitions
+    done = total - len(journal.missing) - len(journal.missing_repetitions)
+    progress = Progress(
+        TextColumn("{task.description}", markup=False),  # the suite name is text
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    task = progress.add_task(suite.name, total=total, completed=done, errors=0)
+    errors = [0]
+
+    def on_case(score: CaseScore) -> None:
+        errors[0] += not score.ok
+        progress.update(task, advance=1, errors=errors[0])
+
+    watch = UploadWatch(err)
+    upload: list[Callable[[], UploadProgress]] = []
+
+    def on_scored(summary: RunSummary, uploading: Callable[[], UploadProgress] | None) -> None:
+        progress.stop()
+        finish(summary)
+        if uploading is not None and uploading().sent < uploading().total:
+            upload.append(uploading)
+            watch.watch(uploading)
+
+    async def run() -> RunOutcome:
+        try:
+            return await run_suite(
+                suite,
+                journal,
+                concurrency=concurrency,
+                phoenix=target,
+                on_case=on_case,
+                on_scored=on_scored,
+            )
+        finally:
+            await watch.stop()
+
+    try:
+        with progress:
+            outcome = run_interruptible(run())
+    except RunInterrupted as stop:
+        name = signal.Signals(stop.signum).name
+        if upload:
+            p = upload[0]()
+            err.print(
+                f"interrupted ({name}): {p.sent:,} of {p.total:,} scores are in Phoenix; "
+                f"`stateval run {suite.path} --resume` uploads the rest"
+            )
+        else:
+            left = len(journal.missing)
+            err.print(
+                f"interrupted: {total - left} of {total} cases are journaled in run "
+                f"{journal.run_id} ({name}); `stateval run {suite.path} --resume` finishes it"
+            )
+        raise typer.Exit(interrupted_exit_code(stop.signum)) from None
+    return outcome
+
+
+def _print_delivery(upload: UploadStatus, planned: int) -> None:
+    """One line saying what reached Phoenix: cases, evaluations, spans."""
+    uploaded = planned - upload.pending
+    spans = f"; {upload.spans} span(s) delivered"
+    if upload.spans_kept:
+        spans += f", {upload.spans_kept} kept in the journal for --resume"
+    if upload.episodes:
+        spans += (
+            f"; {upload.episodes} episode(s) scored on their sessions "
+            f"({upload.session_annotations} session annotation(s))"
+        )
+    plain_console().print(
+        f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "
+        f"{upload.evaluations} evaluation(s) sent now, {upload.skipped} sent before){spans}",
+        soft_wrap=True,
+    )

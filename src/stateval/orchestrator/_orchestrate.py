@@ -1,0 +1,317 @@
+"""The one orchestrator: `carry_out` runs a `RunRequest` the same way for every entry point.
+
+It starts or resumes the journal, resolves Phoenix and the baseline, runs the episode modes
+asked for (the last one the main run), writes the reports as soon as the summary is known,
+adds each field's stability over repetitions and the diff against the baseline, and hands back
+a `RunResult`. How the run is shown (progress bars, notes, the summary on a terminal, or
+nothing in pytest) is the entry point's `RunView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from stateval.errors import DiffError
+from stateval.orchestrator._request import RunRequest
+from stateval.regressions import (
+    DEFAULT_GATE,
+    RunDiff,
+    RunResolver,
+    ScoredRun,
+    diff_runs,
+    experiment_link,
+    field_stability,
+    gate_result,
+    print_diff,
+    print_reliability,
+    print_stability,
+    reliability,
+    tag_baseline,
+)
+from stateval.run import (
+    Journal,
+    PhoenixTarget,
+    RunOutcome,
+    RunSummary,
+    Scoring,
+    ThresholdResult,
+    UploadStatus,
+    find_resumable,
+    journaled_repetitions,
+    resolve_phoenix,
+    start_journal,
+)
+from stateval.suite import EpisodeMode, RegressionsSpec, Suite
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["RunResult", "RunView", "carry_out", "undelivered"]
+
+
+class RunView(Protocol):
+    """How an entry point shows a run (the CLI: progress bars and a summary; pytest: nothing).
+
+    Attributes:
+        console: Where the stability table and the diff against the baseline are printed.
+        phoenix_hint: How to give this entry point a Phoenix server (for error messages).
+    """
+
+    console: Console
+    phoenix_hint: str
+
+    def note(self, text: str, style: str | None = None) -> None:
+        """A line for the user beside the run, as text (``style``: a rich style)."""
+
+    def summary(self, summary: RunSummary) -> None:
+        """Show the summary of a run (before its reports are written)."""
+
+    def drive(
+        self,
+        suite: Suite,
+        journal: Journal,
+        target: PhoenixTarget | None,
+        concurrency: int,
+        finish: Callable[[RunSummary], None],
+    ) -> RunOutcome:
+        """Run the journal's cases to the end; ``finish`` as soon as scoring ends."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What a request gave.
+
+    Attributes:
+        outcome: The main run (its summary, journal and upload).
+        compared: The summary of the run before it with ``--mode both`` (shown beside).
+        diff: The diff against the baseline, when there was one.
+        gate: The regression gate's result, when there was a baseline.
+        gate_fails_run: True when the gate failed and the request makes that fail the run.
+    """
+
+    outcome: RunOutcome
+    compared: RunSummary | None = None
+    diff: RunDiff | None = None
+    gate: ThresholdResult | None = None
+    gate_fails_run: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """The run (and the one shown beside it) met its thresholds and the gate did not fail."""
+        ok = self.outcome.summary.passed and not self.gate_fails_run
+        return ok and (self.compared is None or self.compared.passed)
+
+
+def undelivered(upload: UploadStatus | None) -> bool:
+    """Some of the run did not reach Phoenix (the journal keeps it for ``--resume``)."""
+    return upload is not None and bool(upload.error or upload.pending or upload.spans_kept)
+
+
+def carry_out(request: RunRequest, view: RunView) -> RunResult:
+    """Run ``request``: every mode asked for, the reports, the baseline's diff and gate.
+
+    Raises:
+        StatevalError: Invalid options, suite, journal or baseline (before any mutator call),
+            or a report that cannot be written.
+    """
+    suite = request.suite
+    if suite.drafts:
+        view.note(
+            f"{len(suite.drafts)} unreviewed drafts left out (no expected_post_state yet; "
+            "see docs/traces.md, From traces to a suite)"
+        )
+    *before, episode_run = request.modes
+    recorded: str | None = None
+    if request.resume:
+        journal = _resume(request, episode_run, view)
+        recorded = journal.header.phoenix_url if not request.no_phoenix else None
+    target = resolve_phoenix(request.phoenix_url, request.no_phoenix, recorded, view.note)
+    spec = suite.thresholds.regressions
+    baseline = request.baseline or (spec.baseline if spec is not None else None)
+    base_run = None
+    if baseline is not None:
+        exclude = journal.run_id if request.resume else None
+        base_run = _baseline(baseline, request, target, exclude, view.phoenix_hint)
+    if not request.resume:
+        journal = _start(request, target, episode_run, shared_run=request.shard_group)
+    compared = None
+    for other_mode in before:  # --mode both: the teacher-forced run first, shown beside
+        compared = _run_beside(request, other_mode, target, view)
+        view.note(f"Run {journal.run_id}: {journal.header.mode}")
+    if not request.resume and request.shard is not None:
+        planned = suite.cases if request.limit is None else suite.cases[: request.limit]
+        view.note(
+            f"Shard {request.shard}: {len(journal.header.case_ids)} of {len(planned)} cases "
+            f"(shared run {journal.header.shared_run})"
+        )
+
+    def finish(summary: RunSummary) -> None:
+        summary = replace(summary, compared=compared)
+        view.summary(summary)
+        for report in request.reports:
+            report.writer.run(summary, report.path)  # whole or not at all (ReportWriteError)
+
+    outcome = view.drive(suite, journal, target, _concurrency(request), finish)
+    result = RunResult(outcome, compared)
+    if base_run is not None or journal.header.repetitions > 1:
+        # Scores every case again: only for the gate and --repeat's stability table.
+        cand = _after_run(request, outcome, view)
+    if base_run is not None:
+        diff, gate = _gate(cand, base_run, spec or DEFAULT_GATE, target, view)
+        for report in request.reports:
+            add = report.writer.add_diff
+            if add is not None:
+                add(report.path, diff, gate, outcome.summary)
+        fails = not gate.passed and (request.fail_on_regression or spec is not None)
+        result = replace(result, diff=diff, gate=gate, gate_fails_run=fails)
+    elif request.fail_on_regression:
+        view.note("note: --fail-on-regression without a baseline checks nothing", style="yellow")
+    return result
+
+
+def _concurrency(request: RunRequest) -> int:
+    return request.concurrency or request.suite.model.concurrency
+
+
+def _start(
+    request: RunRequest,
+    target: PhoenixTarget | None,
+    mode: EpisodeMode | None,
+    shared_run: str | None = None,
+) -> Journal:
+    return start_journal(
+        request.home,
+        request.suite,
+        limit=request.limit,
+        phoenix_url=None if target is None else target.url,
+        shard=request.shard,
+        shared_run=shared_run,
+        fields_as=request.fields_as,
+        repetitions=request.repetitions,
+        mode=mode,
+    )
+
+
+def _resume(request: RunRequest, mode: EpisodeMode | None, view: RunView) -> Journal:
+    """The run ``--resume`` finishes, saying which options it keeps from its first start."""
+    journal = find_resumable(request.home, request.suite, request.shard, mode)
+    if request.limit is not None:
+        view.note("--limit is ignored with --resume (the run keeps its planned cases)")
+    if request.fields_as is not None and request.fields_as != journal.header.fields_as:
+        view.note(
+            f"--fields-as is ignored with --resume (the run keeps {journal.header.fields_as})"
+        )
+    if request.repetitions != 1:
+        view.note("--repeat is ignored with --resume (the run keeps its repetitions)")
+    retried = journal.retry_errors() if request.retry_errors else []
+    view.note(
+        f"Resuming run {journal.run_id}: {len(journal.missing)} of "
+        f"{len(journal.header.case_ids)} cases left to run"
+        + (f" ({len(retried)} failed, run again)" if request.retry_errors else "")
+    )
+    return journal
+
+
+def _run_beside(
+    request: RunRequest, mode: EpisodeMode | None, target: PhoenixTarget | None, view: RunView
+) -> RunSummary:
+    """The run of another episode mode, shown beside the main one (``--mode both``)."""
+    if request.resume:
+        other = find_resumable(request.home, request.suite, request.shard, mode)
+    else:
+        other = start_journal(
+            request.home,
+            request.suite,
+            limit=request.limit,
+            phoenix_url=None if target is None else target.url,
+            shard=request.shard,
+            fields_as=request.fields_as,
+            mode=mode,
+        )
+    view.note(f"Run {other.run_id}: {mode}")
+    first = view.drive(request.suite, other, target, _concurrency(request), lambda _: None)
+    if undelivered(first.upload):
+        assert first.upload is not None
+        view.note(
+            f"warning: {first.upload.pending} case(s) not uploaded to Phoenix"
+            f"{': ' + first.upload.error if first.upload.error else ''}; "
+            f"`stateval run {request.suite.path} --resume` uploads them",
+            style="yellow",
+        )
+    return first.summary
+
+
+def _baseline(
+    name: str, request: RunRequest, target: PhoenixTarget | None, exclude: str | None, hint: str
+) -> ScoredRun:
+    """The baseline, resolved before the run starts (``latest``: the suite's newest run;
+    ``exclude``: a resumed run's own id)."""
+    suite_path = request.suite.path
+
+    def phoenix() -> tuple[str, str | None]:
+        if target is None:
+            raise DiffError(
+                f"baseline {name}: not a run of {suite_path}; an experiment id needs Phoenix "
+                f"({hint})"
+            )
+        return target.url, target.api_key
+
+    return RunResolver(request.home, suite=suite_path, phoenix=phoenix, exclude=exclude).resolve(
+        name
+    )
+
+
+def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> ScoredRun:
+    """The finished run as a diff side, every repetition included; with repetitions, each
+    field's mean, interval, flakiness and pass^N, and pass^k of the cases and episodes, printed
+    and added to the reports."""
+    journal = outcome.journal
+    link = experiment_link(journal)
+    repetitions = journal.header.repetitions
+    if repetitions == 1:
+        return ScoredRun.from_summary(outcome.summary, experiment=link)
+    suite = request.suite
+    scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
+    run = ScoredRun.from_scores(
+        f"run {journal.run_id}", scores, experiment=link, suite_name=suite.name
+    )
+    fields = field_stability(run)
+    print_stability(fields, repetitions, view.console)
+    plan = None if suite.episodes is None else suite.episodes.index
+    pass_k = reliability(run, plan)
+    print_reliability(pass_k, view.console)
+    for report in request.reports:
+        add = report.writer.add_stability
+        if add is not None:
+            add(report.path, repetitions, fields, pass_k)
+    return run
+
+
+def _gate(
+    cand: ScoredRun,
+    baseline: ScoredRun,
+    spec: RegressionsSpec,
+    target: PhoenixTarget | None,
+    view: RunView,
+) -> tuple[RunDiff, ThresholdResult]:
+    """Diff a finished run against its baseline, print it after the summary, and tag the
+    baseline experiment as its dataset's baseline on the run's Phoenix server."""
+    if not set(baseline.cases) & set(cand.cases):
+        raise DiffError(f"{baseline.label} shares no case ids with this run: nothing to compare")
+    diff = diff_runs(baseline, cand, alpha=spec.alpha, seed=0, resamples=2000)
+    print_diff(diff, view.console)
+    gate = gate_result(diff, spec)
+    style = "green" if gate.passed else "bold red"
+    from rich.text import Text
+
+    view.console.print(Text(f"regression gate: {gate.describe()}", style=style))
+    link = baseline.experiment
+    if target is not None and link is not None and link.phoenix_url == target.url.rstrip("/"):
+        if tag_baseline(link.phoenix_url, link.experiment_id, api_key=target.api_key):
+            view.note(f"Phoenix: experiment {link.experiment_id} tagged as the dataset's baseline")
+        else:
+            view.note("note: this Phoenix server has no experiment tags; baseline not tagged")
+    return diff, gate
