@@ -214,3 +214,15 @@ def test_flags_corrected_by_a_reviewed_sample_cover_the_true_error_rates(
     company = fields["company"]["corrected"]
     assert company["low"] <= true_rate["company"] <= company["high"]
     assert "error rate per field" in done.stdout
+
+    # ... and recorded in the project: a span whose annotations carry the corrected estimates
+    span = done.stderr.split("figures in Phoenix: span ", 1)[1].split()[0]
+
+    async def figures() -> dict[str, float | None]:
+        async with PhoenixUploader(phoenix_url) as phoenix:
+            listed = await phoenix.list_span_annotations(project, [span])
+        return {a.name: a.score for a in listed}
+
+    scores = asyncio.run(figures())
+    assert scores["error_rate:phone"] == pytest.approx(corrected["estimate"])
+    assert scores["error_rate:company"] == pytest.approx(company["estimate"])

@@ -4,6 +4,7 @@ on them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from stateval.upload import PhoenixUploader, SpanFilter, StoredSpan, StoredSpanAnnotation
 from traces_app import send_calls
 
 pytestmark = pytest.mark.phoenix
@@ -88,10 +90,22 @@ def test_recall_per_operator_and_check_with_the_survivors_and_their_fix(
     assert "recall per operator" in done.stdout
     assert "perturb_value on phone" in done.stdout
 
+    # The figures are in the monitored project: a span holding the report, one annotation per
+    # operator with its recall as the score.
+    assert "figures in Phoenix: span " in done.stderr
+    published = done.stderr.split("figures in Phoenix: span ", 1)[1].split()[0]
+    spans, annotations = asyncio.run(_figures(phoenix_url, project, published))
+    [span] = [s for s in spans if s.span_id == published]
+    assert json.loads(span.attributes["output.value"])["operators"] == operators
+    scores = {a.name: a.score for a in annotations}
+    assert scores["recall:clobber_field"] == 1.0
+    assert scores["recall:perturb_value"] == 0.0
+    assert "recall:hallucinate_field" in scores
+
     grounded = _monitor(
         tmp_path, project, "grounded", unexplained_changes=True, grounded=["phone", "email"]
     )
-    again = _mutate(tmp_path, str(grounded), *args, "--report-json", "g.json")
+    again = _mutate(tmp_path, str(grounded), *args, "--report-json", "g.json", "--no-publish")
     assert again.returncode == 0, again.stdout + again.stderr
     fixed = json.loads((tmp_path / "g.json").read_text())
     assert fixed["operators"]["perturb_value"]["recall"] >= 0.9
@@ -99,9 +113,21 @@ def test_recall_per_operator_and_check_with_the_survivors_and_their_fix(
         (s["operator"], s["path"]) for s in fixed["survivors"]
     }
 
-    repeat = _mutate(tmp_path, str(monitor), *args, "--report-json", "r2.json")
+    repeat = _mutate(tmp_path, str(monitor), *args, "--report-json", "r2.json", "--no-publish")
     assert repeat.returncode == 0
     assert json.loads((tmp_path / "r2.json").read_text()) == report
+
+
+async def _figures(
+    url: str, project: str, span_id: str
+) -> tuple[list[StoredSpan], list[StoredSpanAnnotation]]:
+    async with PhoenixUploader(url) as phoenix:
+        spans: list[StoredSpan] = []
+        async for page in phoenix.span_pages(
+            project, SpanFilter(names=("stateval.monitor.recall",))
+        ):
+            spans.extend(page)
+        return spans, await phoenix.list_span_annotations(project, [span_id])
 
 
 def test_a_recall_below_fail_under_exits_1(tmp_path: Path, phoenix_url: str, project: str) -> None:

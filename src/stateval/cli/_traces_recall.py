@@ -48,6 +48,46 @@ _Until: TypeAlias = Annotated[
 _PhoenixUrl: TypeAlias = Annotated[
     str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
 ]
+_Publish: TypeAlias = Annotated[
+    bool,
+    typer.Option(
+        "--publish/--no-publish",
+        help="Record the figures in the monitored project: a span with them as annotations.",
+    ),
+]
+
+
+def _publish(
+    url: str,
+    api_key: str | None,
+    *,
+    project: str,
+    span_name: str,
+    monitor: str,
+    report: dict[str, object],
+    annotations: list[tuple[str, float | None, str, str]],
+) -> None:
+    from stateval.cli._common import run_interruptible
+    from stateval.traces import PublishedFigures, publish_figures
+    from stateval.upload import PhoenixUploader
+
+    async def send() -> PublishedFigures:
+        async with PhoenixUploader(url, api_key=api_key) as phoenix:
+            return await publish_figures(
+                phoenix,
+                project=project,
+                span_name=span_name,
+                monitor=monitor,
+                report=report,
+                annotations=annotations,
+                api_key=api_key,
+            )
+
+    published = run_interruptible(send())
+    plain_console(stderr=True).print(
+        f"figures in Phoenix: span {published.span_id} ({span_name}) of project {project!r}, "
+        f"{published.annotations} annotations"
+    )
 
 
 def _percent(tally: RecallTally) -> tuple[str, str]:
@@ -133,6 +173,7 @@ def traces_mutate(
     ] = None,
     report_json: ReportJsonOption = None,
     phoenix_url: _PhoenixUrl = None,
+    publish: _Publish = True,
     debug: DebugOption = False,
 ) -> None:
     """Measure how much the monitor's checks miss: recall on state mutants of sampled calls."""
@@ -144,9 +185,11 @@ def traces_mutate(
         from stateval.suite import load_monitor
         from stateval.traces import (
             DEFAULT_OPERATORS,
+            RECALL_SPAN,
             NoGoldChecks,
             SpanWindow,
             measure_recall,
+            recall_annotations,
             sample_calls,
         )
         from stateval.upload import PhoenixUploader
@@ -180,9 +223,19 @@ def traces_mutate(
         except ValueError as exc:
             raise StatevalError(f"--operators: {exc}") from None
         render_recall(report_console(), recall, drawn)
+        report = {"monitor": monitor.name, "seed": seed, **recall.to_dict()}
         if report_json is not None:
-            report = {"monitor": monitor.name, "seed": seed, **recall.to_dict()}
             report_json.write_text(json.dumps(report, indent=2) + "\n")
+        if publish:
+            _publish(
+                url,
+                api_key,
+                project=monitor.traces.project,
+                span_name=RECALL_SPAN,
+                monitor=monitor.name,
+                report=report,
+                annotations=recall_annotations(recall),
+            )
         total = pooled(recall)
         if fail_under is not None and (total.recall is None or total.recall < fail_under):
             shown = "not measurable" if total.recall is None else f"{total.recall:.1%}"
@@ -237,6 +290,7 @@ def traces_rates(
     until: _Until = None,
     report_json: ReportJsonOption = None,
     phoenix_url: _PhoenixUrl = None,
+    publish: _Publish = True,
     debug: DebugOption = False,
 ) -> None:
     """Estimate each field's production error rate: the monitor's flags on every span,
@@ -247,7 +301,15 @@ def traces_rates(
         from stateval.cli._traces_gold import _target
         from stateval.errors import StatevalError
         from stateval.suite import load_monitor
-        from stateval.traces import MappedCall, NoGoldChecks, RateTally, SpanWindow, read_calls
+        from stateval.traces import (
+            RATES_SPAN,
+            MappedCall,
+            NoGoldChecks,
+            RateTally,
+            SpanWindow,
+            rate_annotations,
+            read_calls,
+        )
         from stateval.upload import PhoenixUploader
 
         monitor = load_monitor(monitor_path, build_judge=False)
@@ -278,15 +340,25 @@ def traces_rates(
             )
         rates = tally.rates()
         render_rates(report_console(), rates, tally)
+        report = {
+            "monitor": monitor.name,
+            "spans": tally.calls,
+            "reviewed": len(tally.reviewed),
+            "unreviewed": tally.unreviewed,
+            "fields": [field.to_dict() for field in rates],
+        }
         if report_json is not None:
-            report = {
-                "monitor": monitor.name,
-                "spans": tally.calls,
-                "reviewed": len(tally.reviewed),
-                "unreviewed": tally.unreviewed,
-                "fields": [field.to_dict() for field in rates],
-            }
             report_json.write_text(json.dumps(report, indent=2) + "\n")
+        if publish:
+            _publish(
+                url,
+                api_key,
+                project=monitor.traces.project,
+                span_name=RATES_SPAN,
+                monitor=monitor.name,
+                report=report,
+                annotations=rate_annotations(rates),
+            )
 
 
 def _case_lines(path: Path) -> list[dict[str, object]]:

@@ -40,6 +40,14 @@ from stateval.traces._export import (
     review_queue,
     sample_drafts,
 )
+from stateval.traces._figures import (
+    RATES_SPAN,
+    RECALL_SPAN,
+    PublishedFigures,
+    publish_figures,
+    rate_annotations,
+    recall_annotations,
+)
 from stateval.traces._grounding import FORMS, Grounding
 from stateval.traces._import import ImportResult, import_corrections
 from stateval.traces._judge import JUDGE_PROMPT, SupportJudge, judge_calls
@@ -77,6 +85,8 @@ __all__ = [
     "FORMS",
     "JUDGE_PROMPT",
     "PASSED",
+    "RATES_SPAN",
+    "RECALL_SPAN",
     "SUMMARY_NAME",
     "AttributePointer",
     "CallSample",
@@ -97,6 +107,7 @@ __all__ = [
     "MonitorProgress",
     "MonitorRecall",
     "NoGoldChecks",
+    "PublishedFigures",
     "RateTally",
     "RecallTally",
     "Review",
@@ -122,8 +133,11 @@ __all__ = [
     "judge_calls",
     "load_monitor",
     "measure_recall",
+    "publish_figures",
+    "rate_annotations",
     "read_calls",
     "read_review",
+    "recall_annotations",
     "review_queue",
     "sample_calls",
     "sample_drafts",
