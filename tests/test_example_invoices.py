@@ -60,3 +60,18 @@ def test_mutating_the_invoices_example_finds_order_and_date_form_equivalent(
         "change_date_format": "equivalent",
         "perturb_list_item": "killed",
     }
+
+
+def test_a_diff_of_two_invoice_runs_pools_accuracy_as_the_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    for _ in range(2):
+        result = CliRunner().invoke(app, ["run", str(SUITE), "--no-phoenix"])
+        assert result.exit_code == 1, result.output
+    assert "accuracy (expected fields)                     82.7%" in result.stdout
+    diff = CliRunner().invoke(app, ["diff", "latest~1", "latest", "--suite", str(SUITE)])
+    assert diff.exit_code == 0, diff.output
+    (accuracy,) = [line for line in diff.stdout.splitlines() if line.startswith(" accuracy ")]
+    assert accuracy.split("│")[1:3] == [" 82.7% ", " 82.7% "]  # sub-fields are not fields

@@ -72,7 +72,13 @@ from stateval.compare._policy import (
     policy_options,
 )
 from stateval.compare._record_scores import sub_scores
-from stateval.compare._records import ItemResult, RecordAlignment, SubOutcome, align_records
+from stateval.compare._records import (
+    ItemResult,
+    RecordAlignment,
+    SubOutcome,
+    align_records,
+    is_item_path,
+)
 from stateval.compare._run_metrics import (
     MetricsAccumulator,
     RunMetrics,
@@ -137,6 +143,7 @@ __all__ = [
     "compare_states",
     "field_aggregates",
     "field_edits",
+    "is_item_path",
     "joint_goal_accuracy",
     "json_equal",
     "list_f1",

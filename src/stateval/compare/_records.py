@@ -53,6 +53,7 @@ __all__ = [
     "RecordAlignment",
     "SubOutcome",
     "align_records",
+    "is_item_path",
     "is_records",
     "item_path",
 ]
@@ -64,6 +65,12 @@ SubStatus = Literal["correct", "wrong", "missing", "extra"]
 def item_path(path: str, key: str) -> str:
     """The name of sub-field ``key`` of the items of ``path``: ``line_items[].quantity``."""
     return f"{path}[].{key}"
+
+
+def is_item_path(path: str) -> bool:
+    """Whether ``path`` names a sub-field of a list's items (``line_items[].quantity``): it is
+    counted per item, beside its list field, never as a field of the state."""
+    return "[]." in path
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from stateval.compare import is_item_path
 from stateval.regressions._scores import FIELD_PREFIX, Observation
 
 __all__ = ["RUN_METRICS", "RunMetric", "case_ratio"]
@@ -63,7 +64,13 @@ def _staleness(obs: Observation) -> tuple[float, float] | None:
 def _pooled_accuracy(obs: Observation) -> tuple[float, float] | None:
     matched = expected = 0.0
     for name, score in obs.scores.items():
-        if name.startswith(FIELD_PREFIX) and obs.labels.get(name) != "extra":
+        # a list's sub-fields (field:line_items[].qty) are counted per item: the run's accuracy
+        # counts the list field once
+        if (
+            name.startswith(FIELD_PREFIX)
+            and obs.labels.get(name) != "extra"
+            and not is_item_path(name)
+        ):
             expected += 1
             matched += score >= 1.0
     return (matched, expected) if expected else None
