@@ -57,15 +57,16 @@ FieldsAsOption: TypeAlias = Annotated[
 
 
 def fields_as_mode(value: str | None) -> FieldsAs | None:
-    """``--fields-as`` checked: None or one of the upload modes."""
+    """``--fields-as`` checked: None or a name of `stateval.upload.UPLOAD_MODES`."""
     from stateval.errors import StatevalError
+    from stateval.upload import UPLOAD_MODES
 
     if value is None:
         return None
-    for mode in ("evaluations", "annotations", "both"):
+    for mode in UPLOAD_MODES:
         if value == mode:
             return mode
-    raise StatevalError(f"--fields-as {value!r}: expected one of evaluations, annotations, both")
+    raise StatevalError(f"--fields-as {value!r}: expected one of {', '.join(UPLOAD_MODES)}")
 
 
 ModeOption: TypeAlias = Annotated[

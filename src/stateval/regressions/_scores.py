@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from stateval.compare import op_counts, slot_counts
+from stateval.compare import FIELD_PREFIX, op_counts, slot_counts
 from stateval.run import RunSummary
 
 if TYPE_CHECKING:
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun", "edit_counts"]
 
-FIELD_PREFIX = "field:"
 """Evaluations named ``field:<path>`` are per-field verdicts."""
 
 

@@ -74,7 +74,7 @@ class ExperimentWriter:
         uploader: The Phoenix REST client.
         experiment_id: The experiment.
         example_ids: Case id -> the dataset example it runs.
-        fields_as: Where ``field:<path>`` scores go (`stateval.run._fields_as`): outside
+        fields_as: Where ``field:<path>`` scores go (`stateval.upload.UPLOAD_MODES`): outside
             ``evaluations`` mode, those of a case with a span are left to span annotations.
         on_evaluation: Called as each evaluation is stored (progress).
 
@@ -117,8 +117,7 @@ class ExperimentWriter:
 
     def evaluation_records(self, run_id: str, score: CaseScore) -> list[EvaluationRecord]:
         """The case's scores that go on its run as evaluations (see ``fields_as``)."""
-        from stateval.run._fields_as import as_evaluation
-        from stateval.upload import EvaluationRecord
+        from stateval.upload import EvaluationRecord, as_evaluation
 
         has_span = score.result.span_id is not None
         return [

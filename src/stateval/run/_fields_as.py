@@ -1,7 +1,7 @@
 """Where per-field scores go in Phoenix: ``phoenix.fields_as`` (``--fields-as``).
 
-The experiment writer (`stateval.run._writer.PhoenixSink`) asks `as_evaluation` and
-`as_annotation` of every score; a new mode is a new value of `FieldsAs` and a line in each.
+The experiment writer (`stateval.run._writer.PhoenixSink`) asks `stateval.upload.as_evaluation`
+and `as_annotation` of every score; the modes are `stateval.upload.UPLOAD_MODES`.
 
 - ``evaluations`` (the default): every score is an experiment evaluation of the case's run, so
   every field is a column of the experiment's compare table. One request per score: the server
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stateval.suite import FieldsAs
+from stateval.compare import FIELD_PREFIX
 from stateval.upload import PhoenixUploader
 
 __all__ = [
@@ -34,26 +34,13 @@ __all__ = [
     "FIELD_PREFIX",
     "FIELD_SCORES_KEY",
     "FieldAggregates",
-    "as_annotation",
-    "as_evaluation",
     "record_field_scores",
 ]
 
-FIELD_PREFIX = "field:"
 FIELD_SCORES_KEY = "field_scores"
 """Experiment metadata key holding ``{name: {"mean", "count"}}`` of the per-field scores."""
 FIELD_PARTS_KEY = "field_scores_by_shard"
 """With shards: ``{"I/N": {name: [sum, count]}}``, what `FIELD_SCORES_KEY` is merged from."""
-
-
-def as_evaluation(name: str, mode: FieldsAs, *, has_span: bool) -> bool:
-    """Whether score ``name`` is posted as an experiment evaluation in ``mode``."""
-    return mode != "annotations" or not name.startswith(FIELD_PREFIX) or not has_span
-
-
-def as_annotation(name: str, mode: FieldsAs, *, has_span: bool) -> bool:
-    """Whether score ``name`` is posted as a span annotation in ``mode``."""
-    return mode != "evaluations" and name.startswith(FIELD_PREFIX) and has_span
 
 
 @dataclass(slots=True)

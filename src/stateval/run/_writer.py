@@ -5,7 +5,7 @@ The cases become a dataset (a new version only when they changed) and the run an
 mutator calls and uploads overlap and the mutator loop never waits on Phoenix. Each case is an
 experiment run with its evaluations, written by the `ExperimentWriter` that mutation testing's
 experiments use too (`stateval.run._experiment_writer`); outside ``evaluations`` mode its
-``field:<path>`` scores are span annotations stored in bulk (`stateval.run._fields_as`). Every
+``field:<path>`` scores are span annotations stored in bulk (`stateval.upload.UPLOAD_MODES`). Every
 accepted upload is acknowledged in the journal; a resumed run skips what was acknowledged, and
 Phoenix itself returns the existing run when one is posted twice and replaces an evaluation or
 annotation posted twice, so nothing is recorded twice even after a crash between an upload and
@@ -23,12 +23,7 @@ from stateval.episodes import EpisodeScore
 from stateval.errors import PhoenixUnavailableError
 from stateval.run._episode_sessions import EpisodeAnnotations
 from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
-from stateval.run._fields_as import (
-    FieldAggregates,
-    as_annotation,
-    as_evaluation,
-    record_field_scores,
-)
+from stateval.run._fields_as import FieldAggregates, record_field_scores
 from stateval.run._journal import Journal
 from stateval.run._outcome import UploadProgress, UploadStatus
 from stateval.run._results import CaseScore
@@ -41,6 +36,8 @@ from stateval.upload import (
     ExperimentRef,
     PhoenixUploader,
     SpanAnnotationRecord,
+    as_annotation,
+    as_evaluation,
 )
 
 __all__ = ["UPLOAD_WORKERS", "ExperimentSpec", "PhoenixSink", "run_experiment"]
@@ -101,7 +98,7 @@ class PhoenixSink:
         scope: Prefix of the experiment's acknowledgement kinds (``experiment``, ``run``,
             ``evaluations``, ``annotations``): empty for the run's own experiment,
             ``rescore-<n>:`` for the experiment of a rescoring, so each keeps its own.
-        fields_as: Where ``field:<path>`` scores go (`stateval.run._fields_as`).
+        fields_as: Where ``field:<path>`` scores go (`stateval.upload.UPLOAD_MODES`).
         shard: The run's shard (``I/N``), whose per-field sums are merged with the others'.
 
     Attributes:

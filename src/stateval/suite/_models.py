@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from stateval.checks import Criterion
 from stateval.compare import MatchPolicyModel
 from stateval.suite._case import UNREVIEWED, review_status
+from stateval.upload import UploadMode
 
 __all__ = [
     "CaseInputSpec",
@@ -398,8 +399,9 @@ class MetricsSpec(_Strict):
     )
 
 
-FieldsAs = Literal["evaluations", "annotations", "both"]
-"""Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``)."""
+FieldsAs = UploadMode
+"""Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``): a name of
+`stateval.upload.UPLOAD_MODES`."""
 
 
 class PhoenixSpec(_Strict):

@@ -7,6 +7,13 @@ upload mode goes here.
 from __future__ import annotations
 
 from stateval.upload._batcher import AnnotationBatcher
+from stateval.upload._modes import (
+    UPLOAD_MODES,
+    ModeSpec,
+    UploadMode,
+    as_annotation,
+    as_evaluation,
+)
 from stateval.upload._notes import NOTE_NAME, StoredSpanNote
 from stateval.upload._rest import (
     CASE_ID_KEY,
@@ -32,12 +39,14 @@ __all__ = [
     "CASE_ID_KEY",
     "NOTE_NAME",
     "SHARED_KEY",
+    "UPLOAD_MODES",
     "AnnotationBatcher",
     "AnnotatorKind",
     "DatasetRef",
     "EvaluationRecord",
     "Example",
     "ExperimentRef",
+    "ModeSpec",
     "PhoenixUploader",
     "RunRecord",
     "SessionAnnotationRecord",
@@ -50,6 +59,9 @@ __all__ = [
     "StoredSpan",
     "StoredSpanAnnotation",
     "StoredSpanNote",
+    "UploadMode",
+    "as_annotation",
+    "as_evaluation",
     "span_cursor",
     "span_row",
 ]
