@@ -37,7 +37,9 @@ def test_an_unexplained_change_check_catches_every_clobber_and_no_original() -> 
     assert clobber.recall == 1.0
     assert recall.fields_flagged == 0
     assert recall.original_flag_rate == 0.0
-    assert recall.checks["unexplained_change"].caught == clobber.caught
+    removed = recall.operators["spurious_delete"]
+    assert removed.recall == 1.0
+    assert recall.checks["unexplained_change"].caught == clobber.caught + removed.caught
 
 
 def test_a_perturbed_value_survives_without_grounding_and_is_caught_with_it() -> None:
@@ -102,3 +104,27 @@ def test_the_same_seed_gives_the_same_figures() -> None:
 def test_an_unknown_operator_is_refused_with_the_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown state operator 'drop_everything'; known: "):
         measure_recall(_calls(2), NoGoldChecks(), operators=("drop_everything",))
+
+
+def test_deletes_lost_and_spurious_are_measured() -> None:
+    calls = []
+    for i in range(20):
+        pre = {"phone": f"555-{1000 + i}", "company": "Acme", "name": "Ada"}
+        post = {"phone": f"555-{1000 + i}", "name": "Ada"}
+        calls.append(
+            MappedCall(
+                InterpretiveState.from_flat(pre),
+                "I left my company last month, please remove it.",
+                InterpretiveState.from_flat(post),
+            )
+        )
+    recall = measure_recall(calls, NoGoldChecks(unexplained_changes=True))
+    spurious = recall.operators["spurious_delete"]
+    assert spurious.applied == 40  # phone and name, in every call
+    assert spurious.recall == 1.0
+    missed = recall.operators["missed_delete"]
+    assert missed.applied == 20
+    assert missed.caught == 0
+    survivor = next(s for s in recall.survivors if s.operator == "missed_delete")
+    assert survivor.path == "company"
+    assert "a lost delete leaves company as it was" in survivor.suggestion

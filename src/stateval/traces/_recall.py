@@ -74,6 +74,8 @@ DEFAULT_OPERATORS: tuple[str, ...] = (
     "change_case",
     "perturb_list_item",
     "change_date_format",
+    "missed_delete",
+    "spurious_delete",
 )
 """The state operators a monitor is measured on by default: the ones that change a value a
 person would call wrong (not confidences, provenance or the order of a set-like list)."""
@@ -84,6 +86,9 @@ _SUGGESTIONS: Mapping[str, str] = {
     "stale": "a lost update leaves {path} as it was, which no no-gold check can see: "
     "judge {path} (`judged:`) or review a sample with gold (`stateval traces export`)",
     "clobber_field": "turn on `unexplained_changes:`",
+    "spurious_delete": "turn on `unexplained_changes:`",
+    "missed_delete": "a lost delete leaves {path} as it was, which no no-gold check can see: "
+    "judge {path} (`judged:`) or review a sample with gold (`stateval traces export`)",
     "hallucinate_field": "ground {path} in the input: add it to `grounded:`",
     "perturb_value": "ground {path} in the input: add it to `grounded:`",
     "swap_values": "ground {path} in the input: add it to `grounded:`",
