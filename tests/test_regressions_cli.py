@@ -352,3 +352,34 @@ def test_end_to_end_against_phoenix(project: Path, phoenix_url: str) -> None:
         assert (got["change"], got["low"], got["high"]) == pytest.approx(
             (want["change"], want["low"], want["high"])
         )
+
+
+def test_diff_of_a_mistyped_run_id_never_starts_phoenix(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _run(project, "good")[0] == 0
+    monkeypatch.delenv("PHOENIX_COLLECTOR_ENDPOINT", raising=False)
+    phoenix_home = project / "phoenix-home"
+    monkeypatch.setenv("STATEVAL_PHOENIX_HOME", str(phoenix_home))
+    monkeypatch.setenv("STATEVAL_PHOENIX_BIN", str(project / "no-such-phoenix"))
+    typo = CliRunner().invoke(app, ["diff", "latest", "20990101-000000-abcdef"])
+    assert typo.exit_code == 2, typo.output
+    assert "no run '20990101-000000-abcdef' under" in typo.output
+    experiment = CliRunner().invoke(app, ["diff", "latest", "RXhwZXJpbWVudDo5OTk="])
+    assert experiment.exit_code == 2, experiment.output
+    assert "no Phoenix server is running" in experiment.output
+    assert "give --phoenix-url" in experiment.output
+    assert not phoenix_home.exists()  # nothing provisioned, nothing started
+
+
+def test_diff_says_when_a_run_is_unfinished(project: Path) -> None:
+    from stateval.run import Journal
+
+    assert _run(project, "good")[0] == 0
+    assert _run(project, "bad")[0] == 0
+    journal = Journal.open(project / ".stateval")
+    lines = journal.path.read_text().splitlines(keepends=True)
+    journal.path.write_text("".join(line for line in lines if '"end"' not in line))
+    result = CliRunner().invoke(app, ["diff", "latest~1", "latest"])
+    assert result.exit_code == 0, result.output
+    assert f"note: run {journal.run_id} is unfinished" in result.output

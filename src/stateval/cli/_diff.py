@@ -56,8 +56,22 @@ FailOnRegressionOption = Annotated[
 
 
 def _phoenix_lookup(phoenix_url: str | None) -> tuple[str, str | None]:
+    """The server to read experiments from: ``--phoenix-url``, ``PHOENIX_COLLECTOR_ENDPOINT``,
+    or the embedded one only when it is already running. A diff reads; it never provisions or
+    starts a server (a mistyped run id did)."""
+    import os
+
+    from stateval.errors import DiffError
     from stateval.run import resolve_phoenix
 
+    if phoenix_url is None and not os.environ.get("PHOENIX_COLLECTOR_ENDPOINT"):
+        from stateval.server import EmbeddedPhoenix
+
+        if not EmbeddedPhoenix().status().running:
+            raise DiffError(
+                "not a run id under this stateval home, and no Phoenix server is running to "
+                "look for an experiment (give --phoenix-url, or start one: stateval phoenix start)"
+            )
     target = resolve_phoenix(phoenix_url, False, None)
     assert target is not None
     return target.url, target.api_key
@@ -130,6 +144,13 @@ def diff(
         resolver = RunResolver(home, suite=suite_path, phoenix=lambda: _phoenix_lookup(phoenix_url))
         base_run = resolver.resolve(base, cand)
         cand_run = resolver.resolve(cand, base)
+        for side in (base_run, cand_run):
+            if side.unfinished:
+                print(
+                    f"note: {side.label} is unfinished ({side.unfinished} journaled); the diff "
+                    "pairs what it holds (`stateval run SUITE --resume` finishes it)",
+                    file=sys.stderr,
+                )
         spec = _suite_gate(resolver, base, cand) or DEFAULT_GATE
         result = _diff(base_run, cand_run, spec.alpha if alpha is None else alpha, seed, resamples)
         gate = gate_result(result, spec)

@@ -108,12 +108,15 @@ class ScoredRun:
         cases: Case id -> its observations, one per repetition.
         experiment: The run's Phoenix experiment, when it has one.
         suite_name: The suite, when known.
+        unfinished: For a journaled run without its ``end`` record, what it holds
+            (``2 of 3 planned cases``); None for a finished run or an experiment.
     """
 
     label: str
     cases: Mapping[str, Sequence[Observation]]
     experiment: ExperimentLink | None = None
     suite_name: str | None = None
+    unfinished: str | None = None
 
     @classmethod
     def from_scores(

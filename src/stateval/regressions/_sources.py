@@ -3,6 +3,7 @@ Phoenix experiment (an id or a UI URL)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from stateval.suite import Suite, load_suite
 __all__ = ["RunResolver", "experiment_link", "local_run"]
 
 _LATEST = re.compile(r"^latest(?:~(?P<back>\d+))?$")
+_RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")  # stateval.run.new_run_id's shape
 
 
 def experiment_link(journal: Journal) -> ExperimentLink | None:
@@ -43,12 +45,16 @@ def local_run(journal: Journal, suite: Suite) -> ScoredRun:
             "compare it under its own suite file (--suite)"
         )
     scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
-    return ScoredRun.from_scores(
+    run = ScoredRun.from_scores(
         f"run {journal.run_id}",
         scores,
         experiment=experiment_link(journal),
         suite_name=journal.header.suite_name,
     )
+    if journal.complete:
+        return run
+    held = f"{len(journal.results)} of {len(journal.header.case_ids)} planned cases"
+    return dataclasses.replace(run, unfinished=held)
 
 
 @dataclass(slots=True)
@@ -120,6 +126,9 @@ class RunResolver:
             journal = Journal.open(self.home, self.run_id(name, suite_path))
             suite = load_suite(suite_path, load_mutator=False)
             return local_run(journal, suite)
+        if _RUN_ID.fullmatch(name):  # a run id, mistyped: no experiment is named like one
+            known = ", ".join(list_runs(self.home)[-5:]) or "none"
+            raise DiffError(f"no run {name!r} under {self.home / 'runs'} (latest: {known})")
         address = parse_experiment(name)
         url, key = address.phoenix_url, self.api_key
         if url is None:
@@ -128,5 +137,8 @@ class RunResolver:
                     f"{name}: no run by that id under {self.home / 'runs'}, and no Phoenix "
                     "server to look for an experiment (give --phoenix-url)"
                 )
-            url, key = self.phoenix()
+            try:
+                url, key = self.phoenix()
+            except DiffError as exc:
+                raise DiffError(f"{name}: {exc}") from None
         return read_experiment(url, address.experiment_id, api_key=key)
