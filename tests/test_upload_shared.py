@@ -42,3 +42,35 @@ async def test_racing_creators_end_on_one_experiment(phoenix_url: str) -> None:
     assert keyed[0].metadata["suite"] == "s"
     assert keyed[0].name == f"{name}-run"
     assert other.id in {e.id for e in left}
+
+
+@pytest.mark.parametrize(
+    ("shards", "repetitions"), [(3, 1), (2, 3)], ids=["other-shards", "other-repeat"]
+)
+async def test_a_shard_of_another_layout_is_refused(
+    phoenix_url: str, shards: int, repetitions: int
+) -> None:
+    from stateval.errors import UsageError
+
+    name = f"layout-{uuid.uuid4().hex[:8]}"
+    examples = [Example(f"c{i}", {"q": i}, {}) for i in range(3)]
+    async with PhoenixUploader(phoenix_url) as phoenix:
+        dataset = await phoenix.ensure_dataset(name, examples)
+        first, _ = await phoenix.shared_experiment(
+            dataset, key="g", name=name, metadata={"shards": 2, "repetitions": 1}, settle=0.2
+        )
+        with pytest.raises(UsageError) as info:
+            await phoenix.shared_experiment(
+                dataset,
+                key="g",
+                name=name,
+                metadata={"shards": shards, "repetitions": repetitions},
+                repetitions=repetitions,
+                settle=0.2,
+            )
+        left = await phoenix.list_experiments(dataset.id)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "2 shard(s) with 1 repetition(s)" in message
+    assert f"{shards} shard(s) with {repetitions} repetition(s)" in message
+    assert [e.id for e in left if e.metadata.get(SHARED_KEY) == "g"] == [first.id]

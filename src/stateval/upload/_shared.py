@@ -7,6 +7,10 @@ key, creates one only if there is none, waits ``settle`` seconds (longer than th
 commit an experiment: with PostgreSQL a lower id can commit after a higher one), looks again and
 takes the **oldest** (lowest id). A process whose own experiment lost deletes it (nothing was
 written to it yet), so every racing process ends on the same experiment and one is left.
+
+A process whose layout (``shards`` and ``repetitions`` in the metadata) differs from the
+experiment's is refused: a ``--shard 1/3`` or a ``--repeat 3`` shard joining an experiment made by
+2 shards with 1 repetition would mix runs that do not add up to one run.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from stateval.errors import PhoenixUnavailableError
+from stateval.errors import PhoenixUnavailableError, UsageError
 from stateval.upload._rest import DatasetRef, ExperimentRef
 
 
@@ -96,7 +100,27 @@ async def shared_experiment(
     winner = min(found, key=_row_id)
     if mine is not None and mine.id != winner.id:
         await uploader.delete_experiment(mine.id)
+    _check_layout(winner, key, metadata or {})
     return winner, mine is not None and mine.id == winner.id
+
+
+_LAYOUT = ("shards", "repetitions")
+
+
+def _layout(metadata: Mapping[str, Any]) -> str:
+    shards, repetitions = (metadata.get(k, "?") for k in _LAYOUT)
+    return f"{shards} shard(s) with {repetitions} repetition(s)"
+
+
+def _check_layout(experiment: ExperimentRef, key: str, metadata: Mapping[str, Any]) -> None:
+    """Refuse to join ``experiment`` with another shard and repetition layout."""
+    theirs = experiment.metadata
+    if any(k in metadata and k in theirs and metadata[k] != theirs[k] for k in _LAYOUT):
+        raise UsageError(
+            f"shared run {key}: its experiment {experiment.id} was made by {_layout(theirs)}, "
+            f"this process is one of {_layout(metadata)}; give every shard the same --shard "
+            "I/N and --repeat, or another --shard-group"
+        )
 
 
 async def _keyed(uploader: ExperimentClient, dataset_id: str, key: str) -> list[ExperimentRef]:
