@@ -25,16 +25,55 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _field_table(rows: Sequence[FieldRow], limit: int) -> Table:
-    table = Table(title="fields, worst first (by F1)", title_justify="left", show_edge=False)
-    table.add_column("field")
+DROP_ORDER = (
+    "score",
+    "absent",
+    "extra",
+    "missing",
+    "mismatched",
+    "matching",
+    "slot acc",
+    "recall",
+    "precision",
+)
+"""Columns of the per-field table left out, in this order, until it fits the terminal; field,
+n, F1 and accuracy always stay (the JSON report and a wider terminal have them all)."""
+
+_FIELD_WIDTH = 24
+"""Field names longer than this wrap onto a second line in a narrow table (never cut)."""
+
+
+def _field_table(rows: Sequence[FieldRow], limit: int, width: int) -> tuple[Table, list[str]]:
+    """The per-field table fitted to ``width`` columns, and the columns it left out."""
+    shown = rows[:limit]
     columns = field_columns(rows)
-    for name, _ in columns:
-        table.add_column(name, justify="right")
-    for row in rows[:limit]:
+    cells = [[cell(r) for r in shown] for _, cell in columns]
+    natural = [
+        max([len(name), *map(len, values)])
+        for (name, _), values in zip(columns, cells, strict=True)
+    ]
+    names = max([len("field"), *(len(r.path) for r in shown)])
+
+    def needed(keep: list[int]) -> int:  # each column: its text, 2 of padding, 1 separator
+        return min(names, _FIELD_WIDTH) + 2 + sum(natural[i] + 3 for i in keep)
+
+    keep = list(range(len(columns)))
+    dropped: list[str] = []
+    for name in DROP_ORDER:
+        if needed(keep) <= width:
+            break
+        index = next((i for i in keep if columns[i][0] == name), None)
+        if index is not None:
+            keep.remove(index)
+            dropped.append(name)
+    table = Table(title="fields, worst first (by F1)", title_justify="left", show_edge=False)
+    table.add_column("field", overflow="fold", min_width=min(names, _FIELD_WIDTH))
+    for i in keep:
+        table.add_column(columns[i][0], justify="right", no_wrap=True)
+    for n, row in enumerate(shown):
         style = None if row.passed else "red"
-        table.add_row(Text(row.path), *(cell(row) for _, cell in columns), style=style)
-    return table
+        table.add_row(Text(row.path), *(cells[i][n] for i in keep), style=style)
+    return table, dropped
 
 
 def _slice_table(key: str, groups: dict[str, dict[str, Any]]) -> Table:
@@ -95,7 +134,13 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
         headline.add_row("slot accuracy", _pct(summary.slot_accuracy))
     console.print(headline)
     if summary.fields:
-        console.print(_field_table(summary.fields, max_fields))
+        table, dropped = _field_table(summary.fields, max_fields, console.width)
+        console.print(table)
+        if dropped:
+            left_out = ", ".join(dropped)
+            console.print(
+                Text(f"  left out at this width: {left_out} (see --report-json)", style="dim")
+            )
         hidden = len(summary.fields) - max_fields
         if hidden > 0:
             console.print(f"  ... and {hidden} more fields (see --report-json)")

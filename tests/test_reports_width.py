@@ -1,0 +1,94 @@
+"""The per-field table at 80 columns: names readable, columns dropped in a stated order."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+
+import pytest
+import yaml
+from rich.console import Console
+
+from stateval.mutators import PythonMutator, StructuredInput
+from stateval.reports import print_summary
+from stateval.run import RunSummary, run_suite, start_journal
+from stateval.state import InterpretiveState
+from stateval.suite import load_suite
+
+PATHS = (
+    "restaurant.book_people",
+    "hotel.pricerange",
+    "attraction.name",
+    "RentalCars_1.pickup_time",
+    "train.leaveat",
+)
+
+
+def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    return InterpretiveState.from_flat({p: input.prompt for p in PATHS[1:]})
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory: pytest.TempPathFactory) -> RunSummary:
+    folder = tmp_path_factory.mktemp("width")
+    data = {
+        "name": "width",
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {
+            "inline": [
+                {
+                    "id": f"c{i}",
+                    "input": {"prompt": "x"},
+                    "expected_post_state": dict.fromkeys(PATHS, "x" if i % 2 else "y"),
+                }
+                for i in range(4)
+            ]
+        },
+        "slots": list(PATHS),
+    }
+    (folder / "suite.yaml").write_text(yaml.safe_dump(data))
+    suite = dataclasses.replace(
+        load_suite(folder / "suite.yaml", load_mutator=False), mutator=PythonMutator(_tracker)
+    )
+    journal = start_journal(folder / ".stateval", suite)
+    return asyncio.run(run_suite(suite, journal, concurrency=1)).summary
+
+
+def _table(summary: RunSummary, width: int) -> list[str]:
+    console = Console(record=True, width=width, file=io.StringIO())
+    print_summary(summary, console)
+    text = console.export_text()
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("fields, worst first"))
+    return lines[start : start + len(PATHS) + 4]
+
+
+def test_at_80_columns_every_field_name_is_whole_and_lines_fit(summary: RunSummary) -> None:
+    lines = _table(summary, 80)
+    assert all(len(line) <= 80 for line in lines)
+    body = "\n".join(lines)
+    for path in PATHS:
+        assert path in body, path  # not cut to 3-4 characters
+    header = lines[1]
+    for kept in ("field", "n", "F1", "accuracy"):
+        assert kept in header.split()
+    for number in ("4",):
+        assert number in body
+    # the dropped columns are named, in the order they go
+    note = next(line for line in _full(summary, 80) if "left out at this width" in line)
+    assert "matching" in note
+
+
+def _full(summary: RunSummary, width: int) -> list[str]:
+    console = Console(record=True, width=width, file=io.StringIO())
+    print_summary(summary, console)
+    return console.export_text().splitlines()
+
+
+def test_a_wide_terminal_keeps_every_column(summary: RunSummary) -> None:
+    lines = _table(summary, 200)
+    header = lines[1].split()
+    for column in ("matching", "mismatched", "missing", "extra", "precision", "recall", "F1"):
+        assert column in header
+    assert not any("left out at this width" in line for line in _full(summary, 200))
