@@ -1,0 +1,92 @@
+"""A person filters a project's spans on the monitor's verdicts in the Phoenix UI (headless
+Chromium): the verdicts written by ``stateval traces score`` are what the filter box finds."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from traces_app import MONITOR, crm_app, stored_spans
+
+pytestmark = pytest.mark.phoenix
+
+# filter condition -> (clean span shown, clobbering span shown)
+EXPECTED = {
+    "annotations['stateval:flags'].label == 'flagged'": (False, True),
+    "annotations['stateval:flags'].label == 'ok'": (True, False),
+    "annotations['flag:company'].label == 'unexplained_change'": (False, True),
+}
+
+
+def test_the_spans_tab_filters_on_the_verdicts(
+    tmp_path: Path, phoenix_url: str, chromium: tuple[str, list[str]]
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    project = f"ui-{uuid.uuid4().hex[:8]}"
+    app = crm_app()
+    provider = app.instrument(phoenix_url, project)
+    tracer = provider.get_tracer("crm_app")
+    profile = {"name": "Ada", "phone": "555-0100", "company": "Acme"}
+    app.record_call(
+        tracer, profile, "clean-one: my new number is 555-0199", {**profile, "phone": "555-0199"}
+    )
+    app.record_call(tracer, profile, "clobber-one: thanks!", {**profile, "company": "Initech"})
+    provider.shutdown()
+    asyncio.run(stored_spans(phoenix_url, project, 2))
+    monitor = tmp_path / "monitor.yaml"
+    monitor.write_text(MONITOR.format(project=project), encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from stateval.cli import main; main()",
+            "traces",
+            "score",
+            str(monitor),
+            "--phoenix-url",
+            phoenix_url,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "STATEVAL_HOME": str(tmp_path / "home")},
+    )
+    assert done.returncode == 1, done.stderr  # one of two spans flagged: below 0.9
+    project_id = httpx.get(f"{phoenix_url}/v1/projects/{project}", timeout=30).json()["data"]["id"]
+    executable, flags = chromium
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=flags)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{phoenix_url}/projects/{project_id}/spans")
+            both = (
+                "() => ['clean-one', 'clobber-one'].every(t => document.body.innerText.includes(t))"
+            )
+            page.wait_for_function(both, timeout=120_000)
+            shown = {}
+            for condition, wanted in EXPECTED.items():
+                editor = page.locator(".cm-content").first
+                editor.click()
+                page.keyboard.press("Control+A")
+                page.keyboard.press("Delete")
+                page.keyboard.insert_text(condition)
+                page.keyboard.press("Enter")
+                page.wait_for_function(
+                    "([clean, clobber]) => document.body.innerText.includes('clean-one') === clean"
+                    " && document.body.innerText.includes('clobber-one') === clobber",
+                    arg=list(wanted),
+                    timeout=120_000,
+                )
+                text = page.inner_text("body")
+                shown[condition] = ("clean-one" in text, "clobber-one" in text)
+        finally:
+            browser.close()
+    assert shown == EXPECTED
