@@ -96,6 +96,8 @@ def _clean(rng: random.Random, i: int) -> FixtureCall:
                 f"{day} {_MONTHS[month - 1]} 2027",
                 f"{_MONTHS[month - 1]} {day}, 2027",
                 f"2027-{month:02d}-{day:02d}",
+                f"{day}/{month}/27",  # a two-digit year: not a form `Grounding` reads
+                f"{_MONTHS[month - 1]} {day}",  # no year: not a form either
             ]
         )
         email = f"We'd like to renew on {written}, thanks.{signature}"

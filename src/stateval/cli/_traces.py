@@ -120,6 +120,12 @@ def score(
         bool,
         typer.Option("--restart", help="Drop an interrupted run's journal instead of resuming it."),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Score and report, but write no annotation and keep the watermark."
+        ),
+    ] = False,
     reports: tuple[ReportRequest, ...] = (),
     debug: DebugOption = False,
 ) -> None:
@@ -145,6 +151,7 @@ def score(
             since_last=since_last,
             restart=restart,
             follow=follow,
+            write=not dry_run,
         )
         summary = run_interruptible(score_traces(request, on_page=_progress_line))
         from stateval.reports import print_traces_summary

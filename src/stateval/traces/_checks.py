@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from stateval.checks import Criterion, check_criteria
 from stateval.compare import FieldPolicies, FieldStatus, compare_field
 from stateval.state import ValueConfidence
 from stateval.suite import Monitor, SlotSchema
-from stateval.traces._grounding import Grounding, mentions_word
+from stateval.traces._grounding import Grounding
 from stateval.traces._mapping import MappedCall
 
 __all__ = [
@@ -166,7 +167,7 @@ def _grounded(checks: NoGoldChecks, view: FieldView) -> FieldFlag | bool | None:
 def _unexplained(checks: NoGoldChecks, view: FieldView) -> FieldFlag | bool | None:
     if not checks.unexplained_changes or not view.has_pre_state or not view.changed:
         return None
-    if _mentions_field(view.input_text, view.path):
+    if any(view.grounding.mentions(word) for word in _name_words(view.path)):
         return PASSED
     for value in (view.old, view.new):
         if value is not _ABSENT and view.grounding.supports(value):
@@ -222,10 +223,11 @@ CHECK_NAMES: tuple[str, ...] = (*CHECKS, "judge")
 """Every check a flag can name (``judge``: the reference-free LLM judge)."""
 
 
-def _mentions_field(text: str, path: str) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _name_words(path: str) -> tuple[str, ...]:
+    """The words of a field's name (its last segment): ``renewal_date`` -> renewal, date."""
     name = path.rsplit(".", 1)[-1]
-    words = [w for w in _NAME_WORDS.findall(name) if len(w) >= 3 and not w.isdigit()]
-    return any(mentions_word(text, word) for word in words)
+    return tuple(w for w in _NAME_WORDS.findall(name) if len(w) >= 3 and not w.isdigit())
 
 
 class NoGoldChecks:

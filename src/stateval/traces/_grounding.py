@@ -64,6 +64,7 @@ _NUMERIC = re.compile(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b")
 _MONTH_FIRST = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.IGNORECASE)
 _DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(\d{4})", re.IGNORECASE)
 _MIN_PHONE_DIGITS = 7
+_STEM = 5
 
 
 def _words(text: str) -> str:
@@ -123,14 +124,13 @@ def mentions_word(text: str, word: str) -> bool:
     """Whether ``text`` holds a word starting like ``word`` (its first five letters, or all of a
     shorter one): ``renewal`` is mentioned by ``renew`` and ``renewed``, ``phone`` by
     ``phones`` but not by ``number``."""
-    stem = word.casefold()[:5]
-    return re.search(r"\b" + re.escape(stem), text.casefold()) is not None
+    return Grounding(text).mentions(word)
 
 
 class Grounding:
     """A message read once, asked whether it supports values (see the module docstring)."""
 
-    __slots__ = ("_dates", "_numbers", "_phones", "_text", "_words")
+    __slots__ = ("_dates", "_numbers", "_phones", "_prefixes", "_text", "_words")
 
     def __init__(self, message: str) -> None:
         self._text = message
@@ -138,6 +138,17 @@ class Grounding:
         self._numbers: set[float] | None = None
         self._dates: set[date] | None = None
         self._phones: list[str] | None = None
+        self._prefixes: set[str] | None = None
+
+    def mentions(self, word: str) -> bool:
+        """Whether the message holds a word starting like ``word`` (see `mentions_word`)."""
+        if self._prefixes is None:
+            self._prefixes = {
+                token[:length]
+                for token in self._words.split()
+                for length in range(1, min(len(token), _STEM) + 1)
+            }
+        return word.casefold()[:_STEM] in self._prefixes
 
     def supports(self, value: Any) -> str | bool | None:
         """The form in which the message holds ``value`` (one of `FORMS`), False when it holds

@@ -5,9 +5,10 @@ into) and returns the run's `TracesSummary`. Pages flow through in storage order
 annotations are being stored, the next page is read. A page is journaled once Phoenix has
 stored its annotations, so a run stopped anywhere resumes after the last stored page (the next
 run picks the journal up) and nothing is lost; annotations are upserted, so a page scored twice
-stores nothing twice. A finished run moves the monitor's watermark to its last span and drops
-the journal. With ``follow`` the run polls for newer spans every ``follow`` seconds until it is
-cancelled, then returns what it found.
+stores nothing twice. Each page's episodes (sessions) are stored with it, merged with what
+earlier pages and runs stored for them. A finished run moves the monitor's watermark to its last
+span and drops the journal. With ``follow`` the run polls for newer spans every ``follow``
+seconds until it is cancelled, then returns what it found.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class TracesRequest:
         restart: Drop an interrupted run's journal instead of resuming it.
         follow: Keep polling for newer spans every this many seconds (None: one pass).
         judge_client: The judge's client (default: the monitor's ``judge:``).
+        write: Store the verdicts and move the watermark (False: a dry run that only
+            reports; no journal either).
     """
 
     monitor: Monitor
@@ -62,6 +65,7 @@ class TracesRequest:
     restart: bool = False
     follow: float | None = None
     judge_client: BaseLLMClient | None = None
+    write: bool = True
 
 
 OnPage = Callable[[TracesTally], None]
@@ -80,7 +84,7 @@ async def score_traces(request: TracesRequest, on_page: OnPage | None = None) ->
     progress = MonitorProgress(request.home, monitor.name, request.url, monitor.traces.project)
     if request.restart:
         progress.discard()
-    resumed = progress.resumed()
+    resumed = progress.resumed() if request.write else None
     if resumed is not None:
         window, tally, episodes = resumed.window, resumed.tally, resumed.episodes
     else:
@@ -117,6 +121,7 @@ class _Run:
         self.tally = tally
         self.episodes = episodes
         self.on_page = on_page
+        self.write = request.write
         self.checks = NoGoldChecks.of(monitor)
         client = request.judge_client or monitor.judge_client
         self.judge = (
@@ -132,10 +137,18 @@ class _Run:
         )
 
     async def one_pass(self, phoenix: PhoenixUploader, window: SpanWindow) -> None:
-        """Score every page of ``window``, then the episodes touched; move the watermark."""
+        """Score every page of ``window`` and move the watermark. The next page is read while
+        one is scored, and scored while the one before is stored."""
+        pages = aiter(read_calls(phoenix, self.monitor.traces, window))
+        reading: asyncio.Future[SpanPage] = asyncio.ensure_future(anext(pages))
         storing: asyncio.Task[None] | None = None
         try:
-            async for page in read_calls(phoenix, self.monitor.traces, window):
+            while True:
+                try:
+                    page = await reading
+                except StopAsyncIteration:
+                    break
+                reading = asyncio.ensure_future(anext(pages))
                 scored = await self._score(page)
                 if storing is not None:
                     await storing
@@ -144,9 +157,11 @@ class _Run:
                 await storing
                 storing = None
         finally:
-            if storing is not None:
-                storing.cancel()
-        await self._store_episodes(phoenix)
+            for pending in (reading, storing):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+        if not self.write:
+            return
         if self.tally.last_row >= 0:
             self.progress.set_watermark(self.tally.last_row)
         self.progress.finish()
@@ -176,7 +191,7 @@ class _Run:
         records = [
             r for span, _, verdict in scored for r in span_records(span.span_id, verdict, name)
         ]
-        if records:
+        if records and self.write:
             self.tally.annotations += await phoenix.post_span_annotations(records)
         tally = self.tally
         tally.read += page.read
@@ -188,7 +203,9 @@ class _Run:
             tally.add(span.span_id, verdict)
             if call.episode is not None:
                 self.episodes.add(call.episode, span.span_id, bool(verdict.flags))
-        self.progress.record(window, tally, self.episodes)
+        if self.write:
+            await self._store_episodes(phoenix)
+            self.progress.record(window, tally, self.episodes)
         if self.on_page is not None:
             self.on_page(tally)
 
