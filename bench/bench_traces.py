@@ -11,10 +11,10 @@ them with a clobbered field, then times against the same Phoenix in the same pro
     (d) the raw bulk write of the same annotations (`post_span_annotations`, nothing else).
 
 and prints spans per second of each, (b)/(a) and (c)/(a) (target: at least 0.8), and (c) against
-(a) and (d) back to back (what reading the spans and storing the verdicts costs the server). Memory: the peak Python
-allocation (tracemalloc) while scoring N/4 spans and N spans of the same monitor; flat means the
-ratio stays near 1 while the spans grow 4x. It checks what it measured: N spans scored, every
-clobbered call flagged ("!!" marks a mismatch).
+(a) and (d) back to back (what reading the spans and storing the verdicts costs the server).
+Memory: the peak Python allocation (tracemalloc) while scoring N/4 spans and N spans of the same
+monitor; flat means the ratio stays near 1 while the spans grow 4x. It checks what it measured:
+N spans scored, every clobbered call flagged ("!!" marks a mismatch).
 """
 
 from __future__ import annotations
@@ -67,8 +67,11 @@ def _send(url: str, project: str, n: int) -> int:
 
 
 async def _wait_stored(phoenix: PhoenixUploader, project: str, n: int) -> None:
-    while await _raw_read(phoenix, project) < n:
+    """Poll until Phoenix has ingested ``n`` spans of ``project``."""
+    stored = await _raw_read(phoenix, project)
+    while stored < n:
         await asyncio.sleep(1.0)
+        stored = await _raw_read(phoenix, project)
 
 
 async def _raw_read(phoenix: PhoenixUploader, project: str) -> int:

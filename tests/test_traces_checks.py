@@ -136,3 +136,18 @@ def test_rule_checks_and_slot_values_need_no_expected_state() -> None:
     ]
     assert verdict.checked == ("email", "work_email", "crm.tier")
     assert "'Platinum' is not one of the slot's values" in verdict.flags[1].explanation
+
+
+def test_a_value_taken_from_a_signature_is_an_unexplained_change() -> None:
+    checks = NoGoldChecks(unexplained_changes=True, grounded=("*",))
+    email = "Please use ada@example.org from now on.\n--\nSupport desk +1 212 555 0142"
+    verdict = checks.check(
+        _call(
+            {"phone": "555-0199", "email": "ada@old.org"},
+            email,
+            {"phone": "+1 212 555 0142", "email": "ada@example.org"},
+        )
+    )
+    assert [(f.path, f.check) for f in verdict.flags] == [("phone", "unexplained_change")]
+    assert Grounding(email).body().supports("+1 212 555 0142") is False
+    assert Grounding("no signature here").body().supports("signature") == "literal"

@@ -25,7 +25,12 @@ from traces_app import MONITOR, crm_fixture, send_fixture, stored_spans
 
 pytestmark = pytest.mark.phoenix
 
-CHECK_OF = {"ungrounded": "grounded", "clobber": "unexplained_change", "format": "rule"}
+CHECK_OF = {
+    "ungrounded": "grounded",
+    "clobber": "unexplained_change",
+    "format": "rule",
+    "signature": "unexplained_change",
+}
 
 
 def _project(prefix: str) -> str:
@@ -279,3 +284,88 @@ def test_an_unreachable_phoenix_exits_3_and_a_bad_file_exits_2(tmp_path: Path) -
     done = _stateval(tmp_path, "traces", "score", str(monitor), "--since", "yesterday-ish")
     assert done.returncode == 2
     assert "--since 'yesterday-ish'" in done.stderr
+
+
+def test_the_example_app_and_monitor_flag_the_signature_clobber(
+    phoenix_url: str, tmp_path: Path
+) -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples" / "traces"
+    project = _project("crm-example")
+    sent = subprocess.run(
+        [sys.executable, str(examples / "crm_app.py"), phoenix_url, project],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert sent.returncode == 0, sent.stderr
+    asyncio.run(stored_spans(phoenix_url, project, 3))
+    env = {**os.environ, "STATEVAL_HOME": str(tmp_path), "CRM_PROJECT": project}
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from stateval.cli import main; main()",
+            "traces",
+            "score",
+            str(examples / "monitor.yaml"),
+            "--phoenix-url",
+            phoenix_url,
+            "--report-json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # 1 of 3 flagged: below 0.9
+    data = json.loads(report.read_text())
+    assert data["spans"]["scored"] == 3
+    assert data["spans"]["flagged"] == 1
+    assert data["fields"][0]["path"] == "phone"
+    assert data["fields"][0]["by_check"] == {"unexplained_change": 1}
+
+
+def test_follow_scores_new_spans_as_they_arrive_until_stopped(
+    phoenix_url: str, tmp_path: Path
+) -> None:
+    project = _project("follow")
+    first = send_fixture(phoenix_url, project, crm_fixture(5, seed=5, error_share=0))
+    asyncio.run(stored_spans(phoenix_url, project, 5))
+    monitor = _monitor(tmp_path, project)
+    home = tmp_path / "home"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from stateval.cli import main; main()",
+            "traces",
+            "score",
+            str(monitor),
+            "--phoenix-url",
+            phoenix_url,
+            "--follow",
+            "0.2",
+        ],
+        env={**os.environ, "STATEVAL_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while len(_annotations(phoenix_url, project, first)) < 5:
+            assert proc.poll() is None
+            time.sleep(0.1)
+        later = send_fixture(phoenix_url, project, crm_fixture(3, seed=6, error_share=0))
+        while {a.span_id for a in _annotations(phoenix_url, project, later)} != set(later):
+            assert proc.poll() is None
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "spans: 8 read, 8 scored, 0 flagged" in out

@@ -115,7 +115,8 @@ def crm_fixture(count: int, seed: int = 0, error_share: float = 0.3) -> list[Fix
     """``count`` calls of the CRM updater, ``error_share`` of them with one injected error:
     an ungrounded value (``ungrounded``: a phone number the e-mail does not hold), a clobbered
     untouched field (``clobber``: the company changed with no word of it), or an invalid format
-    (``format``: an e-mail address without ``@``, as the e-mail spells it out)."""
+    (``format``: an e-mail address without ``@``, as the e-mail spells it out), or a phone
+    number taken from the e-mail's signature (``signature``: issue 20's newcomer's clobber)."""
     rng = random.Random(seed)
     calls = []
     for i in range(count):
@@ -123,7 +124,7 @@ def crm_fixture(count: int, seed: int = 0, error_share: float = 0.3) -> list[Fix
         if rng.random() >= error_share:
             calls.append(call)
             continue
-        kind = rng.choice(["ungrounded", "clobber", "format"])
+        kind = rng.choice(["ungrounded", "clobber", "format", "signature"])
         updated = dict(call.updated)
         email = call.email
         if kind == "ungrounded":
@@ -136,6 +137,11 @@ def crm_fixture(count: int, seed: int = 0, error_share: float = 0.3) -> list[Fix
             updated["company"] = rng.choice(others)
             email = email.replace(call.profile["company"], "").replace(updated["company"], "")
             field = "company"
+        elif kind == "signature":
+            stored, written = _phone(rng)
+            email = f"Thanks, that's all sorted.\n--\nSupport desk {written}"
+            updated = {**call.profile, "phone": stored}
+            field = "phone"
         else:
             user = call.profile["name"].split()[0].lower()
             email = f"My new address is {user} at example dot com.\n--\n{call.profile['name']}"

@@ -7,7 +7,8 @@ apply:
 * ``grounded``: a value the call wrote (changed from the pre-state, or any value without one)
   on a field named in ``grounded:`` must be written in the input (see `Grounding`);
 * ``unexplained_change``: a field that differs from the pre-state (set, changed or removed)
-  while the input mentions neither the field's name nor its old or new value;
+  while the input mentions neither the field's name nor its old or new value (outside a
+  signature block: a phone number taken from an e-mail signature is not explained by it);
 * ``rule``: the ``checks:`` criteria of the field (regex, JSON Schema, keywords...), run with no
   reference;
 * ``slot_value``: a categorical slot of the slot schema holding a value it does not list.
@@ -167,10 +168,11 @@ def _grounded(checks: NoGoldChecks, view: FieldView) -> FieldFlag | bool | None:
 def _unexplained(checks: NoGoldChecks, view: FieldView) -> FieldFlag | bool | None:
     if not checks.unexplained_changes or not view.has_pre_state or not view.changed:
         return None
-    if any(view.grounding.mentions(word) for word in _name_words(view.path)):
+    body = view.grounding.body()  # a signature block explains nothing
+    if any(body.mentions(word) for word in _name_words(view.path)):
         return PASSED
     for value in (view.old, view.new):
-        if value is not _ABSENT and view.grounding.supports(value):
+        if value is not _ABSENT and body.supports(value):
             return PASSED
     if view.new is _ABSENT:
         what = f"removed (was {_shown(view.old)})"

@@ -64,6 +64,10 @@ _NUMERIC = re.compile(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b")
 _MONTH_FIRST = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.IGNORECASE)
 _DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(\d{4})", re.IGNORECASE)
 _MIN_PHONE_DIGITS = 7
+_SIGNATURE = re.compile(
+    r"^(--\s*|_{2,}\s*|(best|kind|warm)?\s*regards,?\s*|cheers,?\s*|sent from my .*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _STEM = 5
 
 
@@ -130,7 +134,7 @@ def mentions_word(text: str, word: str) -> bool:
 class Grounding:
     """A message read once, asked whether it supports values (see the module docstring)."""
 
-    __slots__ = ("_dates", "_numbers", "_phones", "_prefixes", "_text", "_words")
+    __slots__ = ("_body", "_dates", "_numbers", "_phones", "_prefixes", "_text", "_words")
 
     def __init__(self, message: str) -> None:
         self._text = message
@@ -139,6 +143,16 @@ class Grounding:
         self._dates: set[date] | None = None
         self._phones: list[str] | None = None
         self._prefixes: set[str] | None = None
+        self._body: Grounding | None = None
+
+    def body(self) -> Grounding:
+        """The message without its signature block: everything from the first line that is
+        ``--``, ``__``, ``Regards,`` (``Best regards,``...), ``Cheers,`` or ``Sent from my ...``
+        on is left out (itself when there is none)."""
+        if self._body is None:
+            found = _SIGNATURE.search(self._text)
+            self._body = self if found is None else Grounding(self._text[: found.start()])
+        return self._body
 
     def mentions(self, word: str) -> bool:
         """Whether the message holds a word starting like ``word`` (see `mentions_word`)."""
