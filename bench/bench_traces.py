@@ -48,22 +48,33 @@ def _app() -> Any:
     return module
 
 
-def _send(url: str, project: str, n: int) -> int:
-    """N calls; every fourth one clobbers the company. Returns how many were clobbered."""
+def _send(url: str, project: str, n: int, chunk: int = 1000) -> int:
+    """N calls; every fourth one clobbers the company. Returns how many were clobbered.
+
+    Sent a chunk at a time, each waited for until Phoenix has stored it: a server at capacity
+    answers 503 and an exporter whose retries run out drops its batch.
+    """
     app = _app()
-    provider = app.instrument(url, project)
-    tracer = provider.get_tracer("crm_app")
     clobbered = 0
-    for i in range(n):
-        profile = {"name": f"P{i}", "phone": f"555-{i % 10000:04d}", "company": "Acme"}
-        email = f"My new number is 212-555-{(i + 17) % 10000:04d}, thanks."
-        updated = app.update_profile(profile, email)
-        if i % 4 == 0:
-            updated["company"] = "Initech"
-            clobbered += 1
-        app.record_call(tracer, profile, email, updated, session_id=f"{project}-{i // 8}")
-    provider.shutdown()
+    for start in range(0, n, chunk):
+        provider = app.instrument(url, project)
+        tracer = provider.get_tracer("crm_app")
+        for i in range(start, min(start + chunk, n)):
+            profile = {"name": f"P{i}", "phone": f"555-{i % 10000:04d}", "company": "Acme"}
+            email = f"My new number is 212-555-{(i + 17) % 10000:04d}, thanks."
+            updated = app.update_profile(profile, email)
+            if i % 4 == 0:
+                updated["company"] = "Initech"
+                clobbered += 1
+            app.record_call(tracer, profile, email, updated, session_id=f"{project}-{i // 8}")
+        provider.shutdown()
+        asyncio.run(_stored(url, project, min(start + chunk, n)))
     return clobbered
+
+
+async def _stored(url: str, project: str, n: int) -> None:
+    async with PhoenixUploader(url) as phoenix:
+        await _wait_stored(phoenix, project, n)
 
 
 async def _wait_stored(phoenix: PhoenixUploader, project: str, n: int) -> None:
@@ -144,13 +155,6 @@ def bench(url: str, n: int) -> None:
     big, small = f"bench-traces-{uuid.uuid4().hex[:8]}", f"bench-traces-{uuid.uuid4().hex[:8]}"
     clobbered = _send(url, big, n)
     _send(url, small, max(n // 4, 1))
-
-    async def stored() -> None:
-        async with PhoenixUploader(url) as phoenix:
-            await _wait_stored(phoenix, big, n)
-            await _wait_stored(phoenix, small, max(n // 4, 1))
-
-    asyncio.run(stored())
     load = os.getloadavg()[0]
 
     async def raw() -> tuple[int, float]:
