@@ -7,11 +7,11 @@ This is where a field's expected and actual values are judged, and where every s
   patterns to policies; value normalisers live in ``_normalize.py``; typed comparators (dates,
   phones, money, e-mail, units) are a table in ``_typed.py``; ``_records.py`` pairs the items of
   lists of records (``list_mode: align``) and ``_record_scores.py`` scores their sub-fields;
-- ``_comparison.py`` compares fields and states; ``_delta.py`` splits a comparison into the
-  fields to change and the fields to keep; ``_metrics.py`` aggregates many comparisons (slot
-  metrics, per-field aggregates); ``_field_metrics.py`` gives each field of a case its outcome
-  (correct, wrong, missing, extra, absent) and value credit; ``_run_metrics.py`` counts them into
-  run, field and slice figures;
+- ``_field_comparison.py`` compares one field, ``_comparison.py`` whole states; ``_delta.py``
+  splits a comparison into the fields to change and the fields to keep; ``_metrics.py``
+  aggregates many comparisons (slot metrics, per-field aggregates); ``_field_metrics.py`` gives
+  each field of a case its outcome (correct, wrong, missing, extra, absent) and value credit;
+  ``_run_metrics.py`` counts them into run, field and slice figures;
 - ``_edits.py`` names each field's expected and actual edit operation (keep, add, update,
   delete) and the error when they differ (stale, clobber, missed delete...);
   ``_edit_matrix.py`` counts them into a run's matrix and rates;
