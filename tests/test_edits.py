@@ -290,3 +290,54 @@ def test_diff_says_which_operation_got_worse(
     assert (keep["base"], keep["cand"]) == (1.0, 1.0)
     text = runner.invoke(app, ["diff", "latest~1", "latest"])
     assert "staleness_rate" in text.stdout
+
+
+FORGETFUL = """
+from stateval.state import ValueConfidence
+
+def track(state, input):
+    out = state.copy()
+    if input.prompt != "skip":
+        out.set_value(input.prompt, ValueConfidence("v", 1.0))
+    return out
+"""
+
+
+def test_free_running_edits_start_from_the_mutators_own_empty_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Turn 0 misses ``a`` and leaves an empty state; turn 1 starts from it: ``a`` is a missed
+    add there too (from the empty state it was given), not a spurious delete of the gold
+    pre-state's ``a``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    name = "forgetful_" + tmp_path.name.replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(FORGETFUL)
+    cases = [
+        {
+            "id": "d:0",
+            "input": {"prompt": "skip"},
+            "expected_post_state": {"a": "v"},
+            "metadata": {"d": "d", "t": 0},
+        },
+        {
+            "id": "d:1",
+            "pre_state": {"a": "v"},
+            "input": {"prompt": "b"},
+            "expected_post_state": {"a": "v", "b": "v"},
+            "metadata": {"d": "d", "t": 1},
+        },
+    ]
+    suite = {
+        "name": "forgetful",
+        "mutator": {"type": "python", "callable": f"{name}:track", "path": "."},
+        "cases": {"inline": cases},
+        "episodes": {"by": "metadata.d", "order": "metadata.t", "mode": "free_running"},
+        "policies": {"*": {"confidence": "ignore"}},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    result = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--report-json", "r"])
+    assert result.exit_code in (0, 1), result.output
+    edits = json.loads((tmp_path / "r").read_text())["edits"]["pooled"]
+    assert edits["errors"] == {"missed_add": 2}
+    assert edits["matrix"] == {"add": {"add": 1, "none": 2}}

@@ -41,6 +41,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from stateval.compare._comparison import FieldStatus, StateComparison
@@ -159,13 +160,25 @@ def field_edits(
     resolved = FieldPolicies.of(policies)
     before, want, got = _values(pre), _values(expected), _values(actual)
     out: list[FieldEdit] = []
-    for path in dict.fromkeys([*want, *before, *got]):
+    paths = list(want)
+    paths += [p for p in before if p not in want]
+    paths += [p for p in got if p not in want and p not in before]
+    for path in paths:
         policy = resolved.for_path(path)
         if policy.ignore:
             continue
         p = before.get(path, _ABSENT)
         e = want.get(path, _ABSENT)
         a = got.get(path, _ABSENT)
+        if (  # kept, as it should be: the common case, without the policy
+            p is not _ABSENT
+            and type(p) is type(e) is type(a)
+            and p == e == a
+            and policy.list_mode != "any_of"
+            and (comparison is None or comparison.status(path) is FieldStatus.MATCHING)
+        ):
+            out.append(_edit(path, _K, _K, None))
+            continue
         exp, act = _op(policy, p, e), _op(policy, p, a)
         if e is _ABSENT and a is _ABSENT:
             right = True
@@ -175,8 +188,14 @@ def field_edits(
             right = comparison.status(path) is FieldStatus.MATCHING
         else:
             right = match_values(policy, e, a).matched
-        out.append(FieldEdit(path, exp, act, None if right else CELLS[(exp, act)]))
+        out.append(_edit(path, exp, act, None if right else CELLS[(exp, act)]))
     return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def _edit(path: str, expected: EditOp, actual: EditOp, error: EditError | None) -> FieldEdit:
+    """One field edit (the same for every case that makes it: shared)."""
+    return FieldEdit(path, expected, actual, error)
 
 
 #: The expected operations a case-level ``op:<op>`` evaluation scores.

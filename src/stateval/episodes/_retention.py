@@ -171,29 +171,28 @@ class RetentionTally:
     """Counts ``(path, age, right)`` observations; `result` gives the `RetentionCurve`."""
 
     def __init__(self) -> None:
-        self._pooled: dict[int, list[int]] = {}
-        self._fields: dict[str, dict[int, list[int]]] = {}
+        self._cells: dict[tuple[str, int], list[int]] = {}  # (path, age) -> [n, right]
 
     def add(self, turns: Sequence[TurnRecord]) -> None:
         """Count one episode's turns (in order)."""
-        pooled, fields = self._pooled, self._fields
+        cells = self._cells
         for path, age, right in memory_ages(turns):
-            cell = pooled.get(age)
+            cell = cells.get((path, age))
             if cell is None:
-                cell = pooled[age] = [0, 0]
-            cell[0] += 1
-            cell[1] += right
-            by_age = fields.get(path)
-            if by_age is None:
-                by_age = fields[path] = {}
-            mine = by_age.get(age)
-            if mine is None:
-                mine = by_age[age] = [0, 0]
-            mine[0] += 1
-            mine[1] += right
+                cells[(path, age)] = [1, int(right)]
+            else:
+                cell[0] += 1
+                cell[1] += right
 
     def result(self) -> RetentionCurve:
         """The curve of every episode added so far."""
-        points = _points(self._pooled)
-        fields = {path: _points(c) for path, c in sorted(self._fields.items())}
+        pooled: dict[int, list[int]] = {}
+        by_field: dict[str, dict[int, list[int]]] = {}
+        for (path, age), (n, right) in self._cells.items():
+            total = pooled.setdefault(age, [0, 0])
+            total[0] += n
+            total[1] += right
+            by_field.setdefault(path, {})[age] = [n, right]
+        points = _points(pooled)
+        fields = {path: _points(c) for path, c in sorted(by_field.items())}
         return RetentionCurve(points, fields, _slope([p for p in points if p.age >= 1]))

@@ -321,7 +321,8 @@ class CaseScore:
             post = self.result.post_state
             made = None
             if self.result.ok and post is not None:
-                pre = self.result.pre_state or case.pre_state
+                given = self.result.pre_state
+                pre = case.pre_state if given is None else given  # an empty state is given too
                 made = field_edits(
                     pre, case.expected_post_state, post, scoring.policies, self.comparison
                 )
