@@ -77,7 +77,8 @@ def print_edits(summary: RunSummary, console: Console) -> None:
     if matrix is None or not matrix.pooled.n:
         return
     columns, rows = edit_matrix_rows(matrix.pooled)
-    table = Table(title="edit operations (fields)", title_justify="left", show_edge=False)
+    mode = "" if summary.episodes is None else f", {summary.episodes.mode.replace('_', '-')}"
+    table = Table(title=f"edit operations (fields{mode})", title_justify="left", show_edge=False)
     for i, name in enumerate(columns):
         table.add_column(name, justify="left" if i == 0 else "right")
     for cells in rows:
@@ -97,7 +98,8 @@ def markdown_edits(summary: RunSummary) -> list[str]:
     if matrix is None or not matrix.pooled.n:
         return []
     columns, rows = edit_matrix_rows(matrix.pooled)
-    lines = ["", "**Edit operations** (expected by row, actual by column)", ""]
+    mode = "" if summary.episodes is None else f", {summary.episodes.mode.replace('_', '-')}"
+    lines = ["", f"**Edit operations** (expected by row, actual by column{mode})", ""]
     lines += ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     lines += ["", "| rate | value |", "|---|---|"]
