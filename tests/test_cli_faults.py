@@ -137,6 +137,10 @@ def test_a_full_disk_while_journaling_is_an_infrastructure_failure_in_one_line(
         ("http://admin:hunter2@127.0.0.1:9/", "carries credentials"),
         ("localhost:6006", "must be an http:// or https:// URL"),
         ("http://127.0.0.1:99999", "outside 1-65535"),
+        ("ftp://127.0.0.1:6006/?token=hunter2", "must be an http:// or https:// URL"),
+        ("ws://127.0.0.1:6006/hunter2?k=hunter2", "must be an http:// or https:// URL"),
+        ("http://admin:123/hunter2@127.0.0.1:6006", "carries credentials"),
+        ("http://admin:hunter2/x@127.0.0.1:6006", "carries credentials"),
     ],
 )
 def test_a_malformed_or_credentialed_phoenix_url_is_a_usage_error(

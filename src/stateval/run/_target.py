@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stateval.run._outcome import PhoenixTarget
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ENV_HOME", "check_phoenix_url", "resolve_phoenix", "stateval_home"]
 
@@ -69,12 +73,19 @@ def check_phoenix_url(url: str, where: str = "--phoenix-url") -> str:
 
     It must be ``http://`` or ``https://`` with a host, and carry no credentials: user info
     would be printed, journaled and written to reports (``PHOENIX_API_KEY`` is the way to
-    authenticate); the error never repeats it.
+    authenticate); the error never repeats it, nor a query string. An ``@`` anywhere is taken
+    for credentials: a password holding an unencoded ``/`` moves the ``@`` past the host
+    (``http://admin:123/pw@host`` parses as host ``admin``, port 123).
     """
     import httpx
 
     from stateval.errors import UsageError
 
+    if "@" in url:
+        raise UsageError(
+            f"{where} carries credentials (an '@' in it); "
+            "remove them and set PHOENIX_API_KEY instead"
+        )
     try:
         parsed = httpx.URL(url.strip())
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -97,8 +108,10 @@ def check_phoenix_url(url: str, where: str = "--phoenix-url") -> str:
     return str(parsed).rstrip("/")
 
 
-def _shown(parsed: object) -> str:
-    text = str(parsed)
+def _shown(parsed: httpx.URL) -> str:
+    """Scheme, host and port only: a query string or path may hold a token."""
+    text = f"{parsed.scheme}://{parsed.host}" if parsed.host else f"{parsed.scheme}:"
+    text += f":{parsed.port}" if parsed.port is not None else ""
     return text if len(text) <= 80 else text[:77] + "..."
 
 
