@@ -98,6 +98,17 @@ def test_every_dialogue_of_the_slice_is_a_scored_session(
     assert right_old / summary.retention.n_from(5) == pytest.approx(
         summary.retention.accuracy_from(5)
     )
+    # the experiment's metadata carries the curve, the matrix and their headline figures
+    experiment = outcome.summary.experiment_url.split("experimentId=")[1]  # type: ignore[union-attr]
+    meta = httpx.get(f"{phoenix_url}/v1/experiments/{experiment}", timeout=30).json()["data"][
+        "metadata"
+    ]
+    assert meta["retention_at_5"] == pytest.approx(summary.retention.accuracy_from(5))
+    assert [p["n"] for p in meta["retention"]["points"]] == [p.n for p in summary.retention.points]
+    edits = outcome.summary.edits
+    assert edits is not None
+    assert meta["staleness_rate"] == pytest.approx(edits.pooled.staleness_rate)
+    assert meta["edits"]["pooled"]["errors"] == dict(edits.pooled.errors)
 
     # Phoenix's Sessions page for the example's project counts the 29 dialogues.
     from playwright.sync_api import sync_playwright

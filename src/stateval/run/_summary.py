@@ -252,8 +252,9 @@ class RunSummary:
         """What a run stores on its Phoenix experiment's metadata: the `headline` figures as
         top-level keys (so the experiments list shows and compares them), the scorer
         ``conventions``, the ``thresholds``, the ten ``worst_fields``, per-field confusion
-        counts and figures under ``fields`` (keyed by path) and per-slice figures under
-        ``slices``."""
+        counts and figures under ``fields`` (keyed by path), per-slice figures under
+        ``slices``, the edit-operation rates (top level) and matrix (``edits``) and, with
+        episodes, the pooled retention curve and its slope test (``retention``)."""
         fields = {}
         for row in self.fields:
             data = row.to_dict()
@@ -277,8 +278,17 @@ class RunSummary:
                 if self.edits is None
                 else {**self.edits.pooled.rates(), "edits": self.edits.to_dict()}
             ),
+            **self._retention_metadata(),
             **quality_metadata(self.calibration, self.agreement),
         }
+
+    def _retention_metadata(self) -> dict[str, Any]:
+        curve = None if self.episodes is None else self.episodes.retention
+        if curve is None:
+            return {}
+        data = curve.to_dict()
+        del data["fields"]  # per field: in the JSON report (the metadata stays small)
+        return {"retention": data}
 
     def slices_dict(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Every slice's headline figures and per-field rows, ``{key: {value: {...}}}``."""
