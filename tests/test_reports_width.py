@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
+from pathlib import Path
 
 import pytest
 import yaml
@@ -92,3 +93,33 @@ def test_a_wide_terminal_keeps_every_column(summary: RunSummary) -> None:
     for column in ("matching", "mismatched", "missing", "extra", "precision", "recall", "F1"):
         assert column in header
     assert not any("left out at this width" in line for line in _full(summary, 200))
+
+
+def test_mode_both_prints_both_experiments_with_their_modes(tmp_path: Path) -> None:
+    from episodes_fixture import episode_suite
+
+    suite = episode_suite(tmp_path)
+    runs = {}
+    for mode in ("teacher_forced", "free_running"):
+        journal = start_journal(tmp_path / ".stateval", suite, mode=mode)
+        done = asyncio.run(run_suite(suite, journal, concurrency=1)).summary
+        runs[mode] = dataclasses.replace(done, experiment_url=f"http://phoenix/experiments/{mode}")
+    both = dataclasses.replace(runs["free_running"], compared=runs["teacher_forced"])
+    console = Console(record=True, width=200, file=io.StringIO())
+    print_summary(both, console)
+    text = console.export_text()
+    assert "Phoenix experiment (teacher-forced): http://phoenix/experiments/teacher_forced" in text
+    assert "Phoenix experiment (free-running): http://phoenix/experiments/free_running" in text
+
+
+def test_each_mode_names_itself_in_its_experiment(tmp_path: Path) -> None:
+    from episodes_fixture import episode_suite
+
+    from stateval.run._writer import run_experiment
+
+    suite = episode_suite(tmp_path)
+    for mode, words in (("teacher_forced", "teacher-forced"), ("free_running", "free-running")):
+        spec = run_experiment(start_journal(tmp_path / ".stateval", suite, mode=mode))
+        assert spec.description is not None
+        assert spec.description.endswith(f", {words}")
+        assert spec.metadata["mode"] == mode

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from stateval.reports._columns import field_columns
 from stateval.reports._edits import print_edits
-from stateval.reports._episodes import print_episodes
+from stateval.reports._episodes import MODE_NAMES, print_episodes
 from stateval.reports._quality import quality_lines
 from stateval.run import FieldRow, RunSummary
 
@@ -153,8 +153,11 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     for threshold in summary.thresholds:
         style = "green" if threshold.passed else "bold red"
         console.print(Text(f"threshold {threshold.describe()}", style=style))
-    if summary.experiment_url:
-        console.print(Text(f"Phoenix experiment: {summary.experiment_url}"), soft_wrap=True)
+    for run in summary.side_by_side():  # with --mode both, each mode's experiment
+        if run.experiment_url:
+            mode = f" ({MODE_NAMES.get(run.mode, run.mode)})" if run.mode else ""
+            line = f"Phoenix experiment{mode}: {run.experiment_url}"
+            console.print(Text(line), soft_wrap=True)
     if not summary.thresholds:
         console.print("no thresholds set: the verdict only says every case ran", style="yellow")
     verdict = "PASSED" if summary.passed else "FAILED"

@@ -51,11 +51,13 @@ _SHARD_SETTLE = 0.5
 def run_experiment(journal: Journal) -> ExperimentSpec:
     """The experiment of the run ``journal`` records (named after its header)."""
     header = journal.header
+    # the mode tells the two experiments of --mode both apart in Phoenix's compare view
+    mode = header.mode.replace("_", "-")
     if header.shared_run is not None:
         shards = (header.shard or "1/1").partition("/")[2]
         return ExperimentSpec(
             name=header.experiment_name or header.shared_run,
-            description=f"stateval run of {header.suite_name} in {shards} shards",
+            description=f"stateval run of {header.suite_name} in {shards} shards, {mode}",
             metadata={
                 "suite": header.suite_name,
                 "suite_hash": header.suite_hash,
@@ -65,13 +67,14 @@ def run_experiment(journal: Journal) -> ExperimentSpec:
                 "git_commit": header.git_commit,
                 "shards": int(shards),
                 "repetitions": header.repetitions,
+                "mode": header.mode,
             },
             shared_key=header.shared_run,
             repetitions=header.repetitions,
         )
     return ExperimentSpec(
         name=header.experiment_name or header.run_id,
-        description=f"stateval run {header.run_id} of {header.suite_name}",
+        description=f"stateval run {header.run_id} of {header.suite_name}, {mode}",
         metadata={
             "stateval_run_id": header.run_id,
             "suite": header.suite_name,
@@ -83,6 +86,7 @@ def run_experiment(journal: Journal) -> ExperimentSpec:
             "git_commit": header.git_commit,
             "cases": len(header.case_ids),
             "repetitions": header.repetitions,
+            "mode": header.mode,
         },
         repetitions=header.repetitions,
     )
