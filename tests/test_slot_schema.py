@@ -66,12 +66,12 @@ def test_reads_an_sgd_like_schema() -> None:
     assert SlotSchema.from_data({"services": SGD_LIKE}).paths == schema.paths
 
 
-def test_derived_policies_categorical_exact_free_form_fuzzy_alternatives() -> None:
+def test_derived_policies_categorical_exact_alternatives_free_form_fuzzy() -> None:
     policies = SlotSchema.from_data(SGD_LIKE).policies(FieldPolicies())
     cat = policies.for_path("Restaurants_1.price_range")
     free = policies.for_path("Restaurants_1.city")
     assert cat.normalize == ("case", "punctuation", "whitespace")
-    assert (cat.fuzzy, cat.list_mode) == (None, "exact")
+    assert (cat.fuzzy, cat.list_mode) == (None, "any_of")  # SGD's gold is a list: ["cheap"]
     assert (free.fuzzy, free.list_mode) == (0.9, "any_of")
     expected = flat(
         {"Restaurants_1.city": ["San Francisco", "SF"], "Restaurants_1.price_range": "Cheap"}
@@ -193,3 +193,119 @@ def test_validate_names_expected_values_outside_a_categorical_slots_possible_val
         "suite.yaml: case 'c1': Restaurants_1.price_range: 'chep' is not one of the slot's "
         "possible values (did you mean 'cheap'?)"
     ]
+
+
+SGD_TURNS = [
+    {  # SGD's own shapes: gold values are lists, dontcare in a categorical and a free slot
+        "id": "sgd-1",
+        "input": {"prompt": "anywhere cheap, any city"},
+        "expected_post_state": {
+            "Restaurants_1.price_range": ["dontcare"],
+            "Restaurants_1.city": ["dontcare"],
+        },
+        "metadata": {"services": ["Restaurants_1"]},
+    },
+    {
+        "id": "sgd-2",
+        "input": {"prompt": "a cheap place in SF"},
+        "expected_post_state": {
+            "Restaurants_1.price_range": ["cheap"],
+            "Restaurants_1.city": ["San Francisco", "SF"],
+        },
+        "metadata": {"services": ["Restaurants_1"]},
+    },
+]
+
+
+def _sgd_suite(tmp_path: Path, extra: str = "", slots: str | None = None) -> Path:
+    (tmp_path / "schema.json").write_text(json.dumps(SGD_LIKE))
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in SGD_TURNS))
+    slots = slots or "{file: schema.json, services_key: metadata.services}"
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        f"cases: {{file: turns.jsonl}}\nslots: {slots}\n{extra}"
+    )
+    return suite
+
+
+def test_dontcare_is_a_legal_value_of_every_sgd_slot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    suite = load_suite(_sgd_suite(tmp_path), load_mutator=False)
+    assert suite.warnings == ()
+    schema = suite.slot_schema
+    assert schema is not None
+    assert "dontcare" in schema.legal_values(schema.slot("Restaurants_1.price_range"))
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
+    # a value outside possible_values and dontcare is still a labelling mistake
+    bad = [dict(SGD_TURNS[0], expected_post_state={"Restaurants_1.price_range": ["dontcar"]})]
+    (tmp_path / "turns.jsonl").write_text(json.dumps(bad[0]) + "\n")
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(suite.path, load_mutator=False)
+    assert info.value.problems == [
+        "turns.jsonl: case 'sgd-1': Restaurants_1.price_range: 'dontcar' is not one of the "
+        "slot's possible values (did you mean 'dontcare'?)"
+    ]
+
+
+def test_the_schema_derivation_scores_sgd_list_gold_against_a_plain_prediction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    suite = load_suite(_sgd_suite(tmp_path), load_mutator=False)
+    gold = flat({"Restaurants_1.price_range": ["cheap"], "Restaurants_1.city": ["SF", "San Fran"]})
+    pred = flat({"Restaurants_1.price_range": "Cheap", "Restaurants_1.city": "San Fran"})
+    comparison = compare_states(gold, pred, suite.policies)
+    assert comparison.overall_match, comparison.mismatched
+    assert suite.policies.for_path("Restaurants_1.price_range").list_mode == "any_of"
+    wrong = flat({"Restaurants_1.price_range": "pricey", "Restaurants_1.city": "SF"})
+    assert compare_states(gold, wrong, suite.policies).mismatched == ("Restaurants_1.price_range",)
+
+
+def test_validate_warns_when_list_gold_meets_a_whole_list_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    plain = "[Restaurants_1.price_range, Restaurants_1.city]"
+    suite = load_suite(_sgd_suite(tmp_path, slots=plain), load_mutator=False)
+    assert len(suite.warnings) == 2
+    assert suite.warnings[0] == (
+        "turns.jsonl: case 'sgd-1': Restaurants_1.price_range: expected value ['dontcare'] is a "
+        "list but a slot of the schema, and its policy compares whole lists, so a plain "
+        "predicted value scores wrong; add 'list_mode: any_of' to its policy (or 'set' when "
+        "predictions are lists too)"
+    )
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning: ") == 2
+    # the fix the warning names silences it
+    fixed = 'policies: {"*": {list_mode: any_of}}\n'
+    suite = load_suite(_sgd_suite(tmp_path, fixed, slots=plain), load_mutator=False)
+    assert suite.warnings == ()
+    # a schema derivation already reads the list as alternatives: no warning
+    assert load_suite(_sgd_suite(tmp_path), load_mutator=False).warnings == ()
+
+
+def test_a_field_both_list_and_plain_in_its_gold_is_warned_without_a_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    turns = [
+        {"id": "a", "input": {"prompt": "x"}, "expected_post_state": {"hotel.area": ["north"]}},
+        {
+            "id": "b",
+            "input": {"prompt": "y"},
+            "expected_post_state": {"hotel.area": "south", "tags": ["x"]},
+        },
+    ]
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    (tmp_path / "suite.yaml").write_text(
+        'mutator: {type: python, callable: "builtins:print"}\ncases: {file: turns.jsonl}\n'
+    )
+    warnings = load_suite(tmp_path / "suite.yaml", load_mutator=False).warnings
+    assert [w.split(": ")[2] for w in warnings] == ["hotel.area"]  # tags: a list everywhere
+    assert "a plain value elsewhere" in warnings[0]

@@ -244,6 +244,8 @@ def validate(
         episodes = "" if suite.episodes is None else f", {len(suite.episodes)} episodes"
         if suite.drafts:
             episodes += f", {len(suite.drafts)} unreviewed drafts left out"
+        for line in suite.warnings:
+            print(f"warning: {line}", file=sys.stderr)
         print(
             f"{suite.path}: ok ({len(suite.cases)} cases{episodes}, "
             f"mutator {suite.mutator_description})"

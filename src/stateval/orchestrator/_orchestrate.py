@@ -123,6 +123,8 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
             f"{len(suite.drafts)} unreviewed drafts left out (no expected_post_state yet; "
             "see docs/traces.md, From traces to a suite)"
         )
+    for line in suite.warnings:
+        view.note(f"warning: {line}")
     *before, episode_run = request.modes
     recorded: str | None = None
     if request.resume:

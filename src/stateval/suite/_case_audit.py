@@ -48,12 +48,15 @@ class CaseAudit:
         self._values: list[str] = []
         self._n_values = 0
         self._allowed: dict[str, dict[str, str]] = {}
+        self._slots = frozenset(() if schema is None else schema.paths)
+        self._list_gold: dict[str, tuple[str, Any]] = {}  # path -> (case id, first list value)
+        self._scalar_gold: set[str] = set()
         if schema is not None:
             for slot in schema.slots:
                 if slot.categorical and slot.possible_values:
                     policy = policies.for_path(slot.path)
                     self._allowed[slot.path] = {
-                        policy.canonical(v): v for v in slot.possible_values
+                        policy.canonical(v): v for v in schema.legal_values(slot)
                     }
 
     def add(self, case: Case) -> None:
@@ -64,6 +67,9 @@ class CaseAudit:
             best = expected.best(path)
             if best is not None and isinstance(best.value, list):
                 self._add_items(path, best.value)
+                self._list_gold.setdefault(path, (case.id, best.value))
+            elif best is not None:
+                self._scalar_gold.add(path)
         for path in case.human:
             if self._policies.for_path(path).judge is None:
                 self._human.append((case.id, path))
@@ -136,6 +142,32 @@ class CaseAudit:
                 format_problem(self._where, None, None, None, f"... and {more} more"),
             ]
         return list(self._values)
+
+    def list_warnings(self) -> list[str]:
+        """A field whose expected value is a list, compared as a whole list (``list_mode:
+        exact``), though it is a slot of the schema (a slot holds one value) or is a plain value
+        in other cases: a plain predicted value never matches such gold (SGD's ``["1"]`` against
+        ``"1"`` scored every categorical slot 0%). One line per field, naming the fix."""
+        out = []
+        for path, (case_id, value) in self._list_gold.items():
+            if self._policies.for_path(path).list_mode != "exact":
+                continue
+            if path not in self._slots and path not in self._scalar_gold:
+                continue
+            why = "a slot of the schema" if path in self._slots else "a plain value elsewhere"
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            out.append(
+                format_problem(
+                    self._where,
+                    None,
+                    case_id,
+                    path,
+                    f"expected value {shown} is a list but {why}, and its policy compares whole "
+                    "lists, so a plain predicted value scores wrong; add 'list_mode: any_of' to "
+                    "its policy (or 'set' when predictions are lists too)",
+                )
+            )
+        return out
 
     def human_problems(self, label: str) -> list[str]:
         """Human verdicts are on fields an LLM judges: a verdict on any other field is a

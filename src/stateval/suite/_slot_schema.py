@@ -7,11 +7,15 @@ slot with a ``name``, ``is_categorical`` and ``possible_values`` (other keys, su
 ``description`` and ``intents``, are read past). A slot's path is ``<service_name>.<name>``, or
 its ``path`` when given.
 
-Derived policies (`SlotSchema.policies`): a categorical slot compares exactly after the
-``case``, ``punctuation`` and ``whitespace`` normalisers; a free-form slot also reads the
-expected value as accepted alternatives (``list_mode: any_of``) and matches fuzzily (0.9 unless
-the suite says otherwise). A policy the suite keys by the slot's exact path wins outright;
-otherwise the derived options fill in what the suite's matching policy leaves unset.
+Derived policies (`SlotSchema.policies`): every slot reads the expected value as accepted
+alternatives (``list_mode: any_of``: SGD's gold is a list, ``["1"]``, even for a categorical
+slot, and a plain ``"1"`` prediction must match it) and compares after the ``case``,
+``punctuation`` and ``whitespace`` normalisers; a free-form slot also matches fuzzily (0.9
+unless the suite says otherwise). A policy the suite keys by the slot's exact path wins
+outright; otherwise the derived options fill in what the suite's matching policy leaves unset.
+
+``dontcare`` (`ANY_SLOT_VALUES`) is a legal value of every slot, categorical or not: SGD's data
+uses it in every slot and its ``schema.json`` lists it in no slot's ``possible_values``.
 
 Example:
     >>> schema = SlotSchema.from_data([
@@ -27,6 +31,8 @@ Example:
     >>> policies = schema.policies(FieldPolicies())
     >>> policies.for_path("hotel.name").list_mode, policies.for_path("hotel.area").fuzzy
     ('any_of', None)
+    >>> schema.legal_values(schema.slot("hotel.area"))
+    ('north', 'centre', 'dontcare')
 """
 
 from __future__ import annotations
@@ -43,10 +49,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stateval.compare import FieldPolicies, MatchPolicy
 from stateval.errors import SuiteError
 
-__all__ = ["SlotDef", "SlotSchema", "SlotSchemaError", "plain_slot_list"]
+__all__ = ["ANY_SLOT_VALUES", "SlotDef", "SlotSchema", "SlotSchemaError", "plain_slot_list"]
 
 _NORMALIZE = ("case", "punctuation", "whitespace")
 DEFAULT_FUZZY = 0.9
+
+#: Values legal in every slot of a schema besides its ``possible_values`` (SGD's convention).
+ANY_SLOT_VALUES: tuple[str, ...] = ("dontcare",)
 
 
 class SlotSchemaError(SuiteError):
@@ -224,12 +233,17 @@ class SlotSchema:
         changes: dict[str, Any] = {}
         if not base.normalize:
             changes["normalize"] = _NORMALIZE
-        if not slot.categorical:
-            if base.list_mode == "exact" and base.numeric_tolerance is None:
-                changes["list_mode"] = "any_of"
-            if base.fuzzy is None and self.fuzzy is not None:
-                changes["fuzzy"] = self.fuzzy
+        if base.list_mode == "exact" and base.numeric_tolerance is None:
+            changes["list_mode"] = "any_of"
+        if not slot.categorical and base.fuzzy is None and self.fuzzy is not None:
+            changes["fuzzy"] = self.fuzzy
         return dataclasses.replace(base, **changes) if changes else base
+
+    def legal_values(self, slot: SlotDef) -> tuple[str, ...]:
+        """The values a categorical ``slot`` may take: its ``possible_values`` and
+        `ANY_SLOT_VALUES` (such as ``dontcare``)."""
+        extra = tuple(v for v in ANY_SLOT_VALUES if v not in slot.possible_values)
+        return (*slot.possible_values, *extra)
 
     def policies(self, user: FieldPolicies) -> FieldPolicies:
         """``user``'s policies with each slot's derived policy added under its exact path.

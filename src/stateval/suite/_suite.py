@@ -134,6 +134,8 @@ class Suite:
             when the suite does not group its cases.
         drafts: The ids of the unreviewed drafts left out of the cases (exported from
             production traces, not corrected yet: no ``expected_post_state``).
+        warnings: What ``stateval validate`` warns about but lets through, one line each
+            (list-valued gold under a policy that compares whole lists).
     """
 
     path: Path
@@ -156,6 +158,7 @@ class Suite:
     metric_options: MetricOptions = field(default_factory=MetricOptions)
     episodes: Episodes | None = None
     drafts: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # a suite built or replaced with a plain sequence of cases keeps constant-time lookup
@@ -335,6 +338,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         mutator_description=description,
         judge=judge,
         drafts=tuple(drafts),
+        warnings=tuple(audit.list_warnings()),
         slot_schema=schema,
         services_key=model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None,
         slices=tuple(model.slices),
