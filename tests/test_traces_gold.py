@@ -16,17 +16,16 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from stateval.calibration import triage
 from stateval.suite import load_suite
 from stateval.traces import ABSENT, correction_note, import_corrections
 from stateval.upload import PhoenixUploader
 from traces_app import crm_app, stored_spans
+from traces_app import stateval_cli as _stateval
+from traces_app import write_monitor as _monitor
 
 pytestmark = pytest.mark.phoenix
-
-STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
 
 
 def _project(prefix: str) -> str:
@@ -64,30 +63,6 @@ def _send(url: str, project: str, calls: list[tuple[dict[str, Any], Any]]) -> li
     provider.shutdown()
     asyncio.run(stored_spans(url, project, len(ids)))
     return ids
-
-
-def _monitor(folder: Path, project: str, **extra: Any) -> Path:
-    path = folder / "monitor.yaml"
-    traces = {
-        "project": project,
-        "span_name": "update_profile",
-        "pre_state": "input.value#/profile",
-        "input": "input.value#/email",
-        "post_state": "output.value",
-    }
-    path.write_text(yaml.safe_dump({"name": "crm", "traces": traces, **extra}))
-    return path
-
-
-def _stateval(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*STATEVAL, *args],
-        cwd=folder,
-        env={**os.environ, "STATEVAL_HOME": str(folder / ".stateval")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def _note(url: str, span_id: str, text: str) -> None:

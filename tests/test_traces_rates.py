@@ -9,25 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from stateval.calibration import estimate_error_rate
 from stateval.errors import StatevalError
 from stateval.state import InterpretiveState
 from stateval.traces import MappedCall, NoGoldChecks, RateTally, correction_note
 from stateval.upload import PhoenixUploader
-from traces_app import FixtureCall, send_fixture, stored_spans
-
-STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
+from traces_app import FixtureCall, send_fixture, stored_spans, write_monitor
+from traces_app import stateval_cli as _stateval
 
 
 def _case(pre: dict[str, Any], prompt: str, draft: dict[str, Any], gold: dict[str, Any] | None):
@@ -115,17 +110,6 @@ def _fixture(n: int, seed: int = 5) -> tuple[list[FixtureCall], list[dict[str, A
     return calls, truths
 
 
-def _stateval(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*STATEVAL, *args],
-        cwd=folder,
-        env={**os.environ, "STATEVAL_HOME": str(folder / ".stateval")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 @pytest.mark.phoenix
 def test_flags_corrected_by_a_reviewed_sample_cover_the_true_error_rates(
     tmp_path: Path, phoenix_url: str
@@ -139,19 +123,7 @@ def test_flags_corrected_by_a_reviewed_sample_cover_the_true_error_rates(
         path: sum(c.updated[path] != t[path] for c, t in zip(calls, truths, strict=True)) / 400
         for path in ("phone", "company")
     }
-    monitor = tmp_path / "monitor.yaml"
-    traces = {
-        "project": project,
-        "span_name": "update_profile",
-        "pre_state": "input.value#/profile",
-        "input": "input.value#/email",
-        "post_state": "output.value",
-    }
-    monitor.write_text(
-        yaml.safe_dump(
-            {"name": "crm", "traces": traces, "grounded": ["phone"], "unexplained_changes": True}
-        )
-    )
+    monitor = write_monitor(tmp_path, project, grounded=["phone"], unexplained_changes=True)
     url = ("--phoenix-url", phoenix_url)
     exported = _stateval(
         tmp_path,

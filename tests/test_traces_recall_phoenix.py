@@ -6,22 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from stateval.upload import PhoenixUploader, SpanFilter, StoredSpan, StoredSpanAnnotation
-from traces_app import send_calls
+from traces_app import send_calls, stateval_cli
+from traces_app import write_monitor as _monitor
 
 pytestmark = pytest.mark.phoenix
-
-STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
 
 
 def _calls(n: int) -> list[tuple[dict[str, object], str]]:
@@ -43,28 +38,8 @@ def project(phoenix_url: str) -> str:
     return name
 
 
-def _monitor(folder: Path, project: str, name: str = "monitor", **extra: Any) -> Path:
-    path = folder / f"{name}.yaml"
-    traces = {
-        "project": project,
-        "span_name": "update_profile",
-        "pre_state": "input.value#/profile",
-        "input": "input.value#/email",
-        "post_state": "output.value",
-    }
-    path.write_text(yaml.safe_dump({"name": "crm", "traces": traces, **extra}))
-    return path
-
-
 def _mutate(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*STATEVAL, "traces", "mutate", *args],
-        cwd=folder,
-        env={**os.environ, "STATEVAL_HOME": str(folder / ".stateval")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return stateval_cli(folder, "traces", "mutate", *args)
 
 
 def test_recall_per_operator_and_check_with_the_survivors_and_their_fix(

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import random
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import yaml
 
 from stateval.upload import PhoenixUploader, SpanFilter
 
@@ -198,3 +203,33 @@ def send_calls(url: str, project: str, calls: list[tuple[dict[str, object], str]
     provider.shutdown()
     asyncio.run(stored_spans(url, project, len(ids)))
     return ids
+
+
+STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
+
+
+def write_monitor(folder: Path, project: str, name: str = "monitor", **extra: Any) -> Path:
+    """A monitor file of the example app's spans in ``project`` (``extra``: more top-level
+    keys), written as ``<folder>/<name>.yaml``."""
+    path = folder / f"{name}.yaml"
+    traces = {
+        "project": project,
+        "span_name": "update_profile",
+        "pre_state": "input.value#/profile",
+        "input": "input.value#/email",
+        "post_state": "output.value",
+    }
+    path.write_text(yaml.safe_dump({"name": "crm", "traces": traces, **extra}))
+    return path
+
+
+def stateval_cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``stateval ARGS`` run in ``folder``, with a stateval home of its own there."""
+    return subprocess.run(
+        [*STATEVAL, *args],
+        cwd=folder,
+        env={**os.environ, "STATEVAL_HOME": str(folder / ".stateval")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )

@@ -57,19 +57,27 @@ _Publish: TypeAlias = Annotated[
 ]
 
 
-def _publish(
-    url: str,
-    api_key: str | None,
+def _deliver(
+    report: dict[str, object],
+    report_json: Path | None,
+    publish: bool,
+    target: tuple[str, str | None],
     *,
     project: str,
     span_name: str,
-    monitor: str,
-    report: dict[str, object],
     annotations: list[tuple[str, float | None, str, str]],
 ) -> None:
+    """Write the JSON report (atomically) and record the figures in the monitored project."""
     from stateval.cli._common import run_interruptible
+    from stateval.reports import write_atomically
     from stateval.traces import PublishedFigures, publish_figures
     from stateval.upload import PhoenixUploader
+
+    if report_json is not None:
+        write_atomically(report_json, json.dumps(report, indent=2) + "\n")
+    if not publish:
+        return
+    url, api_key = target
 
     async def send() -> PublishedFigures:
         async with PhoenixUploader(url, api_key=api_key) as phoenix:
@@ -77,7 +85,7 @@ def _publish(
                 phoenix,
                 project=project,
                 span_name=span_name,
-                monitor=monitor,
+                monitor=str(report["monitor"]),
                 report=report,
                 annotations=annotations,
                 api_key=api_key,
@@ -223,19 +231,15 @@ def traces_mutate(
         except ValueError as exc:
             raise StatevalError(f"--operators: {exc}") from None
         render_recall(report_console(), recall, drawn)
-        report = {"monitor": monitor.name, "seed": seed, **recall.to_dict()}
-        if report_json is not None:
-            report_json.write_text(json.dumps(report, indent=2) + "\n")
-        if publish:
-            _publish(
-                url,
-                api_key,
-                project=monitor.traces.project,
-                span_name=RECALL_SPAN,
-                monitor=monitor.name,
-                report=report,
-                annotations=recall_annotations(recall),
-            )
+        _deliver(
+            {"monitor": monitor.name, "seed": seed, **recall.to_dict()},
+            report_json,
+            publish,
+            (url, api_key),
+            project=monitor.traces.project,
+            span_name=RECALL_SPAN,
+            annotations=recall_annotations(recall),
+        )
         total = pooled(recall)
         if fail_under is not None and (total.recall is None or total.recall < fail_under):
             shown = "not measurable" if total.recall is None else f"{total.recall:.1%}"
@@ -347,18 +351,15 @@ def traces_rates(
             "unreviewed": tally.unreviewed,
             "fields": [field.to_dict() for field in rates],
         }
-        if report_json is not None:
-            report_json.write_text(json.dumps(report, indent=2) + "\n")
-        if publish:
-            _publish(
-                url,
-                api_key,
-                project=monitor.traces.project,
-                span_name=RATES_SPAN,
-                monitor=monitor.name,
-                report=report,
-                annotations=rate_annotations(rates),
-            )
+        _deliver(
+            report,
+            report_json,
+            publish,
+            (url, api_key),
+            project=monitor.traces.project,
+            span_name=RATES_SPAN,
+            annotations=rate_annotations(rates),
+        )
 
 
 def _case_lines(path: Path) -> list[dict[str, object]]:
