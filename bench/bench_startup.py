@@ -1,10 +1,11 @@
 """Start-up cost: ``import stateval``, ``stateval --help``, and the Phoenix import stateval avoids.
 
-Each command runs in a fresh subprocess; the best of ``--repeat`` runs is reported, minus a bare
-``python -c pass`` of the same interpreter. ``import phoenix.evals`` is timed in stateval's
-environment (evals + client only) and in the Phoenix *server*'s environment, whose
-``phoenix/__init__.py`` imports the whole server: the cost the embedded server's separate
-environment keeps out of every stateval command.
+Each command runs in a fresh subprocess; the best of ``--repeat`` runs is reported, wall time and
+CPU time (user + system, of the child), each minus a bare ``python -c pass`` of the same
+interpreter; and how many ``stateval`` modules ``import stateval`` loads, numpy or not.
+``import phoenix.evals`` is timed in stateval's environment (evals + client only) and in the
+Phoenix *server*'s environment, whose ``phoenix/__init__.py`` imports the whole server: the cost
+the embedded server's separate environment keeps out of every stateval command.
 
 Usage:
     python bench/bench_startup.py [--server-python /work/venvs/phx/bin/python]
@@ -13,6 +14,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import subprocess
 import sys
@@ -20,17 +22,28 @@ import time
 from pathlib import Path
 
 
-def best_of(argv: list[str], repeat: int) -> float | None:
-    """Best wall time of ``argv`` in seconds, or None when it fails."""
-    times = []
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def best_of(argv: list[str], repeat: int) -> tuple[float, float] | None:
+    """Best wall and best CPU time of ``argv`` in seconds, or None when it fails."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _child_cpu()
         result = subprocess.run(argv, capture_output=True, check=False)
-        elapsed = time.perf_counter() - start
+        walls.append(time.perf_counter() - start)
+        cpus.append(_child_cpu() - cpu)
         if result.returncode != 0:
             return None
-        times.append(elapsed)
-    return min(times)
+    return min(walls), min(cpus)
+
+
+LOADED = (
+    "import sys, stateval; print(sum(m.split('.')[0] == 'stateval' for m in sys.modules), "
+    "'numpy' in sys.modules)"
+)
 
 
 def main() -> None:
@@ -54,21 +67,27 @@ def main() -> None:
             args.server_python,
         ),
     ]
-    baselines: dict[str, float] = {}
+    baselines: dict[str, tuple[float, float]] = {}
+    loaded = subprocess.run([py, "-c", LOADED], capture_output=True, text=True, check=True)
+    modules, numpy = loaded.stdout.split()
+    print(f"import stateval loads {modules} stateval modules; numpy loaded: {numpy}")
     print(f"best of {args.repeat}, minus the interpreter's own start-up")
     for label, argv, interpreter in rows:
         if not shutil.which(argv[0]) and not Path(argv[0]).exists():
             print(f"  {label:40s}    skipped ({argv[0]} not found)")
             continue
         if interpreter not in baselines:
-            base = best_of([interpreter, "-c", "pass"], args.repeat)
-            baselines[interpreter] = base or 0.0
-        seconds = best_of(argv, args.repeat)
-        if seconds is None:
+            baselines[interpreter] = best_of([interpreter, "-c", "pass"], args.repeat) or (0, 0)
+        measured = best_of(argv, args.repeat)
+        if measured is None:
             print(f"  {label:40s}    skipped (command failed)")
             continue
-        net = seconds - baselines[interpreter]
-        print(f"  {label:40s} {net * 1000:8.0f} ms   (wall {seconds * 1000:6.0f} ms)")
+        wall, cpu = measured
+        base_wall, base_cpu = baselines[interpreter]
+        print(
+            f"  {label:40s} {(wall - base_wall) * 1000:8.0f} ms wall"
+            f" {(cpu - base_cpu) * 1000:8.0f} ms CPU   (whole: {wall * 1000:6.0f} ms wall)"
+        )
 
 
 if __name__ == "__main__":

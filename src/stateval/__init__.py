@@ -9,94 +9,106 @@ Example:
     >>> want = InterpretiveState.from_flat({"hotel.area": "centre"})
     >>> score_comparison(compare_states(want, want)).state_accuracy().score
     1.0
+
+Everything here is imported on first use (PEP 562), so ``import stateval`` loads neither
+numpy nor the run machinery until a name that needs them is used.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from stateval._version import __version__
-from stateval.checks import CheckResult
-from stateval.compare import (
-    CaseScores,
-    DeltaComparison,
-    FieldAggregate,
-    FieldComparison,
-    FieldPolicies,
-    FieldStatus,
-    MatchPolicy,
-    ScoreValue,
-    SlotMetrics,
-    StateComparison,
-    compare_delta,
-    compare_field,
-    compare_states,
-    field_aggregates,
-    joint_goal_accuracy,
-    score_comparison,
-    slot_metrics,
-    worst_fields,
-)
-from stateval.config import EvaluationConfig
-from stateval.errors import (
-    ComparisonError,
-    DatasetError,
-    EvaluationConfigError,
-    EvaluationError,
-    EvaluatorNotFoundError,
-    HarnessError,
-    InvalidConfidenceError,
-    InvalidPathError,
-    InvalidValueError,
-    LLMClientError,
-    MutatorError,
-    MutatorOutputError,
-    PhoenixUnavailableError,
-    PolicyError,
-    StateError,
-    StatevalError,
-    SuiteError,
-)
-from stateval.evaluation import (
-    EvaluationContext,
-    LLMEvaluator,
-    MutatorEvaluationResult,
-    MutatorEvaluator,
-)
-from stateval.harness import (
-    EvaluationDataset,
-    EvaluationHarness,
-    EvaluationResult,
-    EvaluationSample,
-    EvaluationScoreType,
-    EvaluatorProtocol,
-    EvaluatorRegistry,
-    RunReport,
-)
-from stateval.mutation import EvalOutcome, as_system
-from stateval.mutators import (
-    BaseLLMClient,
-    LLMMutator,
-    Mutator,
-    OpenAICompatibleClient,
-    PythonMutator,
-    StructuredInput,
-)
-from stateval.run import (
-    CaseResult,
-    CaseScore,
-    EpisodeScore,
-    Evaluation,
-    PhoenixTarget,
-    RunOutcome,
-    RunSummary,
-    UploadSink,
-    find_resumable,
-    rescore,
-    rescore_to_phoenix,
-    run_suite,
-    start_journal,
-)
-from stateval.state import InterpretiveState, ValueConfidence
-from stateval.suite import Case, Suite, load_suite
+
+if TYPE_CHECKING:
+    from stateval.checks import CheckResult
+    from stateval.compare import (
+        CaseScores,
+        DeltaComparison,
+        FieldAggregate,
+        FieldComparison,
+        FieldPolicies,
+        FieldStatus,
+        MatchPolicy,
+        ScoreValue,
+        SlotMetrics,
+        StateComparison,
+        compare_delta,
+        compare_field,
+        compare_states,
+        field_aggregates,
+        joint_goal_accuracy,
+        score_comparison,
+        slot_metrics,
+        worst_fields,
+    )
+    from stateval.config import EvaluationConfig
+    from stateval.errors import (
+        ComparisonError,
+        DatasetError,
+        EvaluationConfigError,
+        EvaluationError,
+        EvaluatorNotFoundError,
+        HarnessError,
+        InvalidConfidenceError,
+        InvalidPathError,
+        InvalidValueError,
+        LLMClientError,
+        MutatorError,
+        MutatorOutputError,
+        PhoenixUnavailableError,
+        PolicyError,
+        StateError,
+        StatevalError,
+        SuiteError,
+    )
+    from stateval.evaluation import (
+        EvaluationContext,
+        LLMEvaluator,
+        MutatorEvaluationResult,
+        MutatorEvaluator,
+    )
+    from stateval.harness import (
+        EvaluationDataset,
+        EvaluationHarness,
+        EvaluationResult,
+        EvaluationSample,
+        EvaluationScoreType,
+        EvaluatorProtocol,
+        EvaluatorRegistry,
+        RunReport,
+    )
+    from stateval.mutation import EvalOutcome, as_system
+    from stateval.mutators import (
+        BaseLLMClient,
+        LLMMutator,
+        Mutator,
+        OpenAICompatibleClient,
+        PythonMutator,
+        StructuredInput,
+    )
+    from stateval.run import (
+        CaseResult,
+        CaseScore,
+        EpisodeScore,
+        Evaluation,
+        PhoenixTarget,
+        RunOutcome,
+        RunSummary,
+        UploadSink,
+        find_resumable,
+        rescore,
+        rescore_to_phoenix,
+        run_suite,
+        start_journal,
+    )
+    from stateval.state import InterpretiveState, ValueConfidence
+    from stateval.suite import (
+        Case,
+        Suite,
+        load_suite,
+    )
 
 __all__ = [
     "BaseLLMClient",
@@ -176,3 +188,95 @@ __all__ = [
     "start_journal",
     "worst_fields",
 ]
+
+_WHERE = {
+    "CheckResult": "stateval.checks",
+    "CaseScores": "stateval.compare",
+    "DeltaComparison": "stateval.compare",
+    "FieldAggregate": "stateval.compare",
+    "FieldComparison": "stateval.compare",
+    "FieldPolicies": "stateval.compare",
+    "FieldStatus": "stateval.compare",
+    "MatchPolicy": "stateval.compare",
+    "ScoreValue": "stateval.compare",
+    "SlotMetrics": "stateval.compare",
+    "StateComparison": "stateval.compare",
+    "compare_delta": "stateval.compare",
+    "compare_field": "stateval.compare",
+    "compare_states": "stateval.compare",
+    "field_aggregates": "stateval.compare",
+    "joint_goal_accuracy": "stateval.compare",
+    "score_comparison": "stateval.compare",
+    "slot_metrics": "stateval.compare",
+    "worst_fields": "stateval.compare",
+    "EvaluationConfig": "stateval.config",
+    "ComparisonError": "stateval.errors",
+    "DatasetError": "stateval.errors",
+    "EvaluationConfigError": "stateval.errors",
+    "EvaluationError": "stateval.errors",
+    "EvaluatorNotFoundError": "stateval.errors",
+    "HarnessError": "stateval.errors",
+    "InvalidConfidenceError": "stateval.errors",
+    "InvalidPathError": "stateval.errors",
+    "InvalidValueError": "stateval.errors",
+    "LLMClientError": "stateval.errors",
+    "MutatorError": "stateval.errors",
+    "MutatorOutputError": "stateval.errors",
+    "PhoenixUnavailableError": "stateval.errors",
+    "PolicyError": "stateval.errors",
+    "StateError": "stateval.errors",
+    "StatevalError": "stateval.errors",
+    "SuiteError": "stateval.errors",
+    "EvaluationContext": "stateval.evaluation",
+    "LLMEvaluator": "stateval.evaluation",
+    "MutatorEvaluationResult": "stateval.evaluation",
+    "MutatorEvaluator": "stateval.evaluation",
+    "EvaluationDataset": "stateval.harness",
+    "EvaluationHarness": "stateval.harness",
+    "EvaluationResult": "stateval.harness",
+    "EvaluationSample": "stateval.harness",
+    "EvaluationScoreType": "stateval.harness",
+    "EvaluatorProtocol": "stateval.harness",
+    "EvaluatorRegistry": "stateval.harness",
+    "RunReport": "stateval.harness",
+    "EvalOutcome": "stateval.mutation",
+    "as_system": "stateval.mutation",
+    "BaseLLMClient": "stateval.mutators",
+    "LLMMutator": "stateval.mutators",
+    "Mutator": "stateval.mutators",
+    "OpenAICompatibleClient": "stateval.mutators",
+    "PythonMutator": "stateval.mutators",
+    "StructuredInput": "stateval.mutators",
+    "CaseResult": "stateval.run",
+    "CaseScore": "stateval.run",
+    "EpisodeScore": "stateval.run",
+    "Evaluation": "stateval.run",
+    "PhoenixTarget": "stateval.run",
+    "RunOutcome": "stateval.run",
+    "RunSummary": "stateval.run",
+    "UploadSink": "stateval.run",
+    "find_resumable": "stateval.run",
+    "rescore": "stateval.run",
+    "rescore_to_phoenix": "stateval.run",
+    "run_suite": "stateval.run",
+    "start_journal": "stateval.run",
+    "InterpretiveState": "stateval.state",
+    "ValueConfidence": "stateval.state",
+    "Case": "stateval.suite",
+    "Suite": "stateval.suite",
+    "load_suite": "stateval.suite",
+}
+"""The module each public name is imported from on first use."""
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
