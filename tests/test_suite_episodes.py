@@ -138,3 +138,25 @@ def test_an_unknown_mode_is_a_schema_problem(tmp_path: Path) -> None:
     assert len(problems) == 1
     assert "episodes.mode" in problems[0]
     assert isinstance(SuiteProblemsError(problems), SuiteError)
+
+
+def test_episode_ids_1_and_string_1_do_not_merge_silently(tmp_path: Path) -> None:
+    cases = [
+        {
+            "id": "a0",
+            "input": {"prompt": "x"},
+            "expected_post_state": {},
+            "metadata": {"dialogue_id": 1, "turn_index": 0},
+        },
+        {
+            "id": "b1",
+            "input": {"prompt": "x"},
+            "expected_post_state": {},
+            "metadata": {"dialogue_id": "1", "turn_index": 1},
+        },
+    ]
+    (problem,) = _problems(_write(tmp_path, cases, jsonl=True))
+    assert problem == (
+        f"{tmp_path / 'cases.jsonl'}:2: case 'b1': metadata.dialogue_id: episode id '1' is a "
+        "string here and an integer in case 'a0'; give one episode one id (1 and '1' differ)"
+    )

@@ -459,7 +459,7 @@ def _build_record(
         assert case.episode_id is not None
         assert case.turn_index is not None
         empty = not case.pre_state.paths()
-        episodes.add(case.episode_id, case.turn_index, case.id, record.line, empty)
+        episodes.add(case.episode_id, case.turn_index, case.id, record.line, empty, case.metadata)
     return case
 
 

@@ -109,16 +109,39 @@ class EpisodeIndexer:
     def __init__(self, spec: EpisodesSpec) -> None:
         self.spec = spec
         self._turns: dict[str, list[_Turn]] = {}
+        self._kinds: dict[str, tuple[str, str]] = {}  # episode id -> (its type, first case)
+        self._mixed: list[tuple[int | None, str, str, str]] = []
 
-    def add(self, episode_id: str, turn: int, case_id: str, line: int | None, empty: bool) -> None:
-        """Record one case (``empty``: its pre-state holds no field)."""
+    def add(
+        self,
+        episode_id: str,
+        turn: int,
+        case_id: str,
+        line: int | None,
+        empty: bool,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record one case (``empty``: its pre-state holds no field; ``metadata``: the case's,
+        to tell an integer episode id from the same digits as a string)."""
+        if metadata is not None:
+            raw = lookup(metadata, self.spec.by)[1]
+            kind = "an integer" if isinstance(raw, int) else "a string"
+            first = self._kinds.setdefault(episode_id, (kind, case_id))
+            if first[0] != kind:
+                message = (
+                    f"episode id {episode_id!r} is {kind} here and {first[0]} in case "
+                    f"{first[1]!r}; give one episode one id (1 and '1' differ)"
+                )
+                self._mixed.append((line, case_id, ".".join(_loc(self.spec.by)), message))
+                return
         self._turns.setdefault(episode_id, []).append(_Turn(turn, case_id, line, empty))
 
     def finish(self, label: str) -> tuple[Episodes, list[tuple[int | None, str, str, str]]]:
         """The index, and the problems found as ``(line, case id, field, message)``."""
         spec = self.spec
         order = ".".join(_loc(spec.order))
-        problems: list[tuple[int | None, str, str, str]] = []
+        problems: list[tuple[int | None, str, str, str]] = self._mixed
+        self._mixed = []
         index: dict[str, tuple[str, ...]] = {}
         for episode, turns in self._turns.items():
             turns.sort(key=lambda t: t.turn)
@@ -153,6 +176,6 @@ class EpisodeIndexer:
                 ok = False
             if ok:
                 index[episode] = tuple(t.case_id for t in turns)
-        self._turns = {}
+        self._turns, self._kinds = {}, {}
         episodes = Episodes(spec.by, spec.order, spec.mode, spec.on_error, spec.start, index)
         return episodes, problems
