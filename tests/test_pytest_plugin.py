@@ -159,3 +159,16 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     assert [ep.name for ep in ours] == ["stateval"]
     assert ours[0].dist is not None
     assert ours[0].dist.name == "stateval"
+
+
+def test_a_collection_error_is_its_problem_lines_without_a_traceback(
+    pytester: pytest.Pytester, suites: Path
+) -> None:
+    (suites / "broken.stateval.yaml").write_text("name: x\nmutator: {type: nope}\n")
+    result = pytester.runpytest("-p", PLUGIN, "--collect-only")
+    assert result.ret != 0
+    text = result.stdout.str()
+    assert "broken.stateval.yaml:2: mutator" in text
+    assert "Traceback" not in text
+    assert "raise SuiteProblemsError" not in text
+    assert "_suite.py" not in text  # no frames of stateval's own code

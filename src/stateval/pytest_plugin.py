@@ -226,10 +226,14 @@ class SuiteFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """An item per threshold the suite sets (``run`` when it sets none)."""
+        from stateval.errors import StatevalError
         from stateval.run import threshold_names
         from stateval.suite import load_suite
 
-        suite = load_suite(self.path, load_mutator=False)
+        try:
+            suite = load_suite(self.path, load_mutator=False)
+        except StatevalError as exc:  # its problem lines, not a traceback through stateval
+            raise self.CollectError(str(exc)) from None
         spec = suite.thresholds
         names = threshold_names(spec)
         if not names:
