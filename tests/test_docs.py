@@ -18,3 +18,18 @@ def test_concepts_has_the_state_writing_example() -> None:
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_concepts_examples_run(block: str) -> None:
     exec(compile(block, str(CONCEPTS), "exec"), {})
+
+
+def test_the_cli_reference_is_generated_from_the_cli() -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "cli_reference.py"
+    spec = importlib.util.spec_from_file_location("cli_reference", script)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = script.parents[1] / "docs" / "cli.md"
+    assert page.read_text(encoding="utf-8") == module.reference(), (
+        "docs/cli.md is stale: python scripts/cli_reference.py > docs/cli.md"
+    )
