@@ -124,6 +124,27 @@ def test_active_slots_limit_both_absent() -> None:
     assert m.slot_accuracy == 1.0
 
 
+def test_a_slot_held_outside_the_services_in_play_is_still_scored() -> None:
+    """The free-running scope (docs/concepts.md, Slot schemas): ``services_key`` limits only
+    both-absent; a slot of another service that either state holds is scored, so a state
+    carried forward from earlier turns counts its slots (here an extra and a right one)."""
+    slots = ("hotel.area", "taxi.leaveat", "train.day")
+    acc = MetricsAccumulator(
+        slots, active_slots=lambda meta: [s for s in slots if s.startswith(meta["s"])]
+    )
+    gold = flat({"hotel.area": "x", "train.day": "monday"})
+    carried = flat({"hotel.area": "x", "taxi.leaveat": "9:00", "train.day": "monday"})
+    case = acc.add(compare_states(gold, carried), {"s": "hotel"})
+    assert sorted((o.path, o.outcome.value) for o in case.outcomes) == [
+        ("hotel.area", "correct"),
+        ("taxi.leaveat", "extra"),
+        ("train.day", "correct"),
+    ]
+    m = acc.result()
+    assert m.slot_accuracy == pytest.approx(2 / 3)
+    assert m.joint_goal_accuracy == 0.0
+
+
 def test_similarity_scores_are_continuous() -> None:
     policy = MatchPolicy(fuzzy=0.5, score="similarity")
     comparison = compare_states(flat({"n": "abcd"}), flat({"n": "abce"}), policy)
