@@ -2,7 +2,7 @@
 
 `diff_runs` pairs two runs' cases by case id and gives each field an exact McNemar verdict
 (Tarone's and Holm's corrections across fields) and each run-level metric a seeded paired
-bootstrap interval.
+bootstrap interval (the paired normal interval from `NORMAL_FROM` paired cases on).
 Runs come from the local journal or from Phoenix experiments (`RunResolver`); `gate_result`
 checks a diff against a suite's ``thresholds.regressions`` block; `print_diff` and
 `markdown_diff` render it. ``stateval diff BASE CAND`` is the command.
@@ -40,17 +40,20 @@ from stateval.regressions._repetitions import (
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
 from stateval.regressions._sources import RunResolver, experiment_link, local_run
 from stateval.regressions._stats import (
+    NORMAL_FROM,
     Interval,
     bootstrap_mean,
     holm,
     mcnemar_exact,
     paired_bootstrap,
+    paired_normal,
     tarone_testable,
 )
 
 __all__ = [
     "BASELINE_TAG",
     "DEFAULT_GATE",
+    "NORMAL_FROM",
     "RUN_METRICS",
     "ExperimentAddress",
     "ExperimentLink",
@@ -77,6 +80,7 @@ __all__ = [
     "markdown_diff",
     "mcnemar_exact",
     "paired_bootstrap",
+    "paired_normal",
     "parse_experiment",
     "print_diff",
     "print_reliability",

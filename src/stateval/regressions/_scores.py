@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from sys import intern
 from typing import TYPE_CHECKING
 
 from stateval.compare import FIELD_PREFIX, op_counts, slot_counts
@@ -61,9 +62,10 @@ class Observation:
     def from_case_score(cls, score: CaseScore) -> Observation:
         """The observation of one scored case of a local run."""
         slot = score.evaluation("slot_accuracy")
+        # names interned: 100k cases share one string per evaluation name
         return cls(
-            scores={e.name: e.score for e in score.evaluations},
-            labels={e.name: e.label for e in score.evaluations if e.label is not None},
+            scores={intern(e.name): e.score for e in score.evaluations},
+            labels={intern(e.name): e.label for e in score.evaluations if e.label is not None},
             error=not score.ok,
             time_used=score.result.time_used,
             slots=None if slot is None else slot_counts(slot.explanation),

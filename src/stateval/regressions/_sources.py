@@ -11,8 +11,8 @@ from pathlib import Path
 
 from stateval.errors import DiffError
 from stateval.regressions._phoenix_rest import parse_experiment, read_experiment
-from stateval.regressions._scores import ExperimentLink, ScoredRun
-from stateval.run import Journal, RunHeader, Scoring, journaled_repetitions, list_runs
+from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
+from stateval.run import Journal, RunHeader, Scoring, iter_repetitions, list_runs
 from stateval.suite import Suite, load_suite
 
 __all__ = ["RunResolver", "experiment_link", "local_run"]
@@ -44,12 +44,13 @@ def local_run(journal: Journal, suite: Suite) -> ScoredRun:
             f"run {journal.run_id} has cases {suite.path} no longer defines: {unknown[:5]}; "
             "compare it under its own suite file (--suite)"
         )
-    scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
-    run = ScoredRun.from_scores(
-        f"run {journal.run_id}",
-        scores,
-        experiment=experiment_link(journal),
-        suite_name=journal.header.suite_name,
+    # one case scored at a time and reduced to its observations: no score outlives its case
+    cases = {
+        case_id: tuple(Observation.from_case_score(s) for s in reps)
+        for case_id, reps in iter_repetitions(suite, journal, Scoring.from_suite(suite))
+    }
+    run = ScoredRun(
+        f"run {journal.run_id}", cases, experiment_link(journal), journal.header.suite_name
     )
     if journal.complete:
         return run

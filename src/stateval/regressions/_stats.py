@@ -1,9 +1,14 @@
 """The two tests behind every verdict: exact McNemar with Tarone's and Holm's corrections for
-fields, and a seeded paired bootstrap interval for run-level metrics.
+fields, and a paired interval for run-level metrics: a seeded bootstrap up to `NORMAL_FROM`
+paired cases, the paired normal (delta-method) interval of the ratio difference from there on.
 
 scipy does the statistics (`scipy.stats.binomtest`, `scipy.stats.bootstrap`); Holm's step-down
 is the few lines below because scipy has no family-wise correction and statsmodels is too heavy
-a dependency for them.
+a dependency for them. Why the normal interval at large n: a bootstrap costs resamples x cases
+per metric (2,000 x 100,000 = 2e8 per metric, minutes for a diff), while each metric is a ratio
+of sums over cases, whose sampling distribution is normal to within the bootstrap's own Monte
+Carlo error at thousands of cases (the central limit theorem with the delta method); the
+percentile bootstrap converges to exactly this interval as n grows.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 __all__ = [
+    "NORMAL_FROM",
     "Interval",
     "bootstrap_mean",
     "holm",
     "mcnemar_exact",
     "paired_bootstrap",
+    "paired_normal",
     "tarone_testable",
 ]
 
@@ -26,6 +33,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     FloatArray = npt.NDArray[np.float64]
+
+NORMAL_FROM = 5000
+"""From this many usable paired cases on, `paired_bootstrap` gives the paired normal interval
+(O(n), no resampling); below, the seeded percentile bootstrap."""
 
 
 def mcnemar_exact(regressed: int, improved: int) -> float:
@@ -126,10 +137,10 @@ def _ratio_difference(
 
 
 def paired_bootstrap(
-    base_num: Sequence[float],
-    base_den: Sequence[float],
-    cand_num: Sequence[float],
-    cand_den: Sequence[float],
+    base_num: Sequence[float] | FloatArray,
+    base_den: Sequence[float] | FloatArray,
+    cand_num: Sequence[float] | FloatArray,
+    cand_den: Sequence[float] | FloatArray,
     *,
     seed: int = 0,
     resamples: int = 2000,
@@ -141,7 +152,9 @@ def paired_bootstrap(
     The four sequences are paired by position (one entry per case); cases are resampled
     together, so the interval is of the paired difference. A mean is the ratio with every
     denominator 1; a pooled rate (matching fields over expected fields) has per-case counts.
-    Cases whose denominator is zero in either run are left out.
+    Cases whose denominator is zero in either run are left out. With `NORMAL_FROM` usable
+    cases or more the interval is the paired normal one (`paired_normal`), which needs no
+    resampling and no seed.
 
     Returns:
         The interval, or None with fewer than two usable cases.
@@ -158,6 +171,8 @@ def paired_bootstrap(
     estimate = float(_ratio_difference(bn, bd, cn, cd))
     if np.all(bn / bd == bn[0] / bd[0]) and np.all(cn / cd == cn[0] / cd[0]):
         return Interval(estimate, estimate, estimate, confidence)  # nothing varies
+    if bn.size >= NORMAL_FROM:
+        return paired_normal(bn, bd, cn, cd, confidence=confidence)
     from scipy.stats import bootstrap
 
     result = bootstrap(
@@ -174,6 +189,44 @@ def paired_bootstrap(
     low = float(result.confidence_interval.low)
     high = float(result.confidence_interval.high)
     return Interval(estimate, low, high, confidence)
+
+
+def paired_normal(
+    base_num: FloatArray,
+    base_den: FloatArray,
+    cand_num: FloatArray,
+    cand_den: FloatArray,
+    *,
+    confidence: float = 0.95,
+) -> Interval:
+    """The paired normal interval of ``sum(cand_num)/sum(cand_den)`` minus
+    ``sum(base_num)/sum(base_den)`` (every denominator positive), in O(n).
+
+    Each case's influence on the difference of the two ratio estimators (the delta method) is
+    ``(cn - Rc*cd)/mean(cd) - (bn - Rb*bd)/mean(bd)``; pairing is in that per-case difference,
+    so what both runs share cancels. The standard error is the influences' standard deviation
+    over root n.
+
+    Example:
+        >>> import numpy as np
+        >>> one = np.ones(4)
+        >>> i = paired_normal(np.array([1.0, 1, 0, 0]), one, np.array([1.0, 1, 1, 0]), one)
+        >>> round(i.estimate, 2), round(i.low, 3), round(i.high, 3)
+        (0.25, -0.24, 0.74)
+    """
+    from statistics import NormalDist
+
+    import numpy as np
+
+    base_ratio = base_num.sum() / base_den.sum()
+    cand_ratio = cand_num.sum() / cand_den.sum()
+    influence = (cand_num - cand_ratio * cand_den) / cand_den.mean() - (
+        base_num - base_ratio * base_den
+    ) / base_den.mean()
+    error = float(np.std(influence, ddof=1)) / float(np.sqrt(influence.size))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    estimate = float(cand_ratio - base_ratio)
+    return Interval(estimate, estimate - z * error, estimate + z * error, confidence)
 
 
 def bootstrap_mean(

@@ -24,6 +24,7 @@ from stateval.run._runner import (
     SpanFactory,
     UploadSink,
     execute,
+    iter_repetitions,
     journaled_repetitions,
 )
 from stateval.run._scoring import Scoring, score_case
@@ -75,6 +76,7 @@ __all__ = [
     "execute",
     "find_latest",
     "find_resumable",
+    "iter_repetitions",
     "journaled_repetitions",
     "journaled_scores",
     "list_runs",

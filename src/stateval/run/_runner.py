@@ -34,6 +34,7 @@ __all__ = [
     "SpanFactory",
     "UploadSink",
     "execute",
+    "iter_repetitions",
     "journaled_repetitions",
     "submit_episode",
 ]
@@ -94,18 +95,25 @@ class AllSinks:
             submit_episode(sink, episode)
 
 
+def iter_repetitions(
+    suite: Suite, journal: Journal, scoring: Scoring
+) -> Iterator[tuple[str, list[CaseScore]]]:
+    """(case id, the scores of its journaled repetitions in repetition order), one case at a
+    time in plan order: a caller that reduces each case keeps no score alive (a score holds
+    both states and their comparison)."""
+    for case_id in journal.header.case_ids:
+        case = suite.case(case_id)
+        records = journal.repetitions_of(case_id)
+        if case is not None and records:
+            yield case_id, [score_case(case, CaseResult.from_dict(r), scoring) for r in records]
+
+
 def journaled_repetitions(
     suite: Suite, journal: Journal, scoring: Scoring
 ) -> dict[str, list[CaseScore]]:
     """Case id -> the scores of its journaled repetitions, in repetition order (one each for a
     run without ``--repeat``)."""
-    out: dict[str, list[CaseScore]] = {}
-    for case_id in journal.header.case_ids:
-        case = suite.case(case_id)
-        records = journal.repetitions_of(case_id)
-        if case is not None and records:
-            out[case_id] = [score_case(case, CaseResult.from_dict(r), scoring) for r in records]
-    return out
+    return dict(iter_repetitions(suite, journal, scoring))
 
 
 async def execute(
