@@ -15,7 +15,7 @@ expected state with every third field wrong), on the same server in one process:
     on the experiment's metadata (checked: every annotation read back);
 (c) the server's ceiling: the same requests without a pipeline, one kind after the other -- the
     dataset upload, bare concurrent POST loops of the runs and of the evaluations, and the
-    ingestion of as many mutation spans (exported in one batch, timed until stored);
+    ingestion of as many mutator-call spans (exported in one batch, timed until stored);
 (d) the ideal: N x 100 ms / concurrency;
 (e) a way past the ceiling: only the case-level evaluations as experiment evaluations, the
     per-field ones as span annotations on each run's CHAIN span, 100 per request.
@@ -272,18 +272,18 @@ async def bench_dataset_upload(url: str, dataset_id: str) -> float:
 
 
 async def bench_span_ingest(url: str, w: Workload) -> float:
-    """Seconds until the server has stored ``w.cases`` mutation spans like a run's.
+    """Seconds until the server has stored ``w.cases`` mutator-call spans like a run's.
 
     The server ingests spans in the background, competing with the uploads for its CPU; this is
     that cost: the spans are exported in one batch, then the project is polled until all are in.
     """
-    from stateval.tracing import configure_tracing, mutation_span
+    from stateval.tracing import configure_tracing, mutator_call_span
 
     project = f"bench-run-spans-{uuid.uuid4().hex[:8]}"
     tracing = configure_tracing(project, url)
     start = time.perf_counter()
     for c in range(w.cases):
-        with mutation_span(
+        with mutator_call_span(
             tracing.tracer,
             case_id=f"case-{c}",
             input={"prompt": f"{c} {w.fields}", "message_id": f"case-{c}", "metadata": {}},

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from phoenix_server import add_server_options, phoenix_server
 
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import PhoenixUploader, SessionAnnotationRecord, SpanAnnotationRecord
 
 NAMES = ("episode_success", "first_divergence_turn", "episode_accuracy")
@@ -48,7 +48,7 @@ async def _trace(url: str, project: str, sessions: list[str], turns: int) -> lis
         for turn in range(turns):
             token = otel_context.attach(otel_context.Context())  # each turn a trace of its own
             try:
-                with mutation_span(
+                with mutator_call_span(
                     tracing.tracer, case_id=f"{session}#{turn}", input="hi", session_id=session
                 ) as span:
                     span.set_output({"turn": turn})

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from phoenix_server import add_server_options, phoenix_server
 
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
 
 SETTLE = 2.0  # seconds between phases
@@ -132,7 +132,9 @@ async def bench_stateval(url: str, workload: Workload, concurrency: int) -> Ours
 
         async def one(example: Example) -> None:
             started = datetime.now(UTC)
-            with mutation_span(tracing.tracer, case_id=example.case_id, input=example.input) as sp:
+            with mutator_call_span(
+                tracing.tracer, case_id=example.case_id, input=example.input
+            ) as sp:
                 output = _task(dict(example.input), workload.evaluators)
                 sp.set_output(output)
             run = RunRecord(

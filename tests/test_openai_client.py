@@ -482,7 +482,7 @@ async def test_each_call_is_an_llm_span_under_the_current_span(
 ) -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from stateval.tracing import SPAN_LLM, configure_tracing, mutation_span
+    from stateval.tracing import SPAN_LLM, configure_tracing, mutator_call_span
 
     monkeypatch.setenv("STATEVAL_TEST_KEY", SECRET)
     exporter = InMemorySpanExporter()
@@ -492,7 +492,7 @@ async def test_each_call_is_an_llm_span_under_the_current_span(
         server, api_key_env="STATEVAL_TEST_KEY", tracer=tracing.tracer, max_tokens=32
     )
     async with client:
-        with mutation_span(tracing.tracer, case_id="c1", input="hi"):
+        with mutator_call_span(tracing.tracer, case_id="c1", input="hi"):
             await client.generate("extract")
     tracing.shutdown()
     spans = {span.name: span for span in exporter.get_finished_spans()}

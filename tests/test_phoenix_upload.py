@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from stateval.errors import DatasetError, PhoenixUnavailableError
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import EvaluationRecord, Example, PhoenixUploader, RunRecord
 
 pytestmark = pytest.mark.phoenix
@@ -160,7 +160,7 @@ async def test_a_run_links_to_its_trace(phoenix_url: str) -> None:
         assert experiment.project_name
         tracing = configure_tracing(experiment.project_name, phoenix_url)
         start = datetime.now(UTC)
-        with mutation_span(tracing.tracer, case_id="case-0", input="message 0") as span:
+        with mutator_call_span(tracing.tracer, case_id="case-0", input="message 0") as span:
             span.set_output({"name": "person 0"})
         assert tracing.force_flush()
         tracing.shutdown()

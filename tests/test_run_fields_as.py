@@ -105,7 +105,7 @@ def _span_annotations(url: str, journal: Journal) -> list[StoredSpanAnnotation]:
 
 
 @pytest.mark.phoenix
-def test_annotations_mode_posts_field_scores_on_the_mutation_spans(
+def test_annotations_mode_posts_field_scores_on_the_mutator_call_spans(
     tmp_path: Path, phoenix_url: str
 ) -> None:
     scored: list[tuple[RunSummary, UploadProgress | None]] = []

@@ -1,4 +1,4 @@
-"""The LLM judge's calls in a traced run: LLM spans under the case's mutation span."""
+"""The LLM judge's calls in a traced run: LLM spans under the case's mutator-call span."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _mutator(state: InterpretiveState, input: StructuredInput) -> InterpretiveSt
     return out
 
 
-def test_each_judge_call_is_an_llm_span_child_of_its_case_mutation_span(tmp_path: Path) -> None:
+def test_each_judge_call_is_an_llm_span_child_of_its_case_mutator_call_span(tmp_path: Path) -> None:
     path = tmp_path / "suite.yaml"
     data = {
         "name": "areas",

@@ -432,7 +432,7 @@ class _ChatHandler(http.server.BaseHTTPRequestHandler):
         """Quiet."""
 
 
-def test_an_llm_suite_records_an_llm_span_inside_each_mutation_span(
+def test_an_llm_suite_records_an_llm_span_inside_each_mutator_call_span(
     tmp_path: Path, phoenix_url: str
 ) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)

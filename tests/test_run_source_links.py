@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from stateval.cli import app
 from stateval.errors import SuiteProblemsError
 from stateval.suite import load_suite
-from stateval.tracing import ATTR_SOURCE_SPAN_ID, configure_tracing, mutation_span
+from stateval.tracing import ATTR_SOURCE_SPAN_ID, configure_tracing, mutator_call_span
 
 SPAN = "a1b2c3d4e5f60718"
 TRACE = "0123456789abcdef0123456789abcdef"
@@ -44,11 +44,11 @@ def track(state, input):
 def test_a_mutation_span_carries_and_links_its_source_span() -> None:
     exporter = InMemorySpanExporter()
     tracing = configure_tracing("p", exporter=exporter)
-    with mutation_span(
+    with mutator_call_span(
         tracing.tracer, case_id="c1", input="hi", source_span_id=SPAN, source_trace_id=TRACE
     ):
         pass
-    with mutation_span(tracing.tracer, case_id="c2", input="hi"):
+    with mutator_call_span(tracing.tracer, case_id="c2", input="hi"):
         pass
     tracing.shutdown()
     linked, plain = exporter.get_finished_spans()

@@ -93,8 +93,8 @@ def _journaled(home: Path) -> int:
         return 0
 
 
-def _mutation_spans(url: str, project: str, want: set[str]) -> dict[str, dict[str, Any]]:
-    """Span id -> span, for the project's mutation spans (waits for ``want`` to arrive)."""
+def _mutator_call_spans(url: str, project: str, want: set[str]) -> dict[str, dict[str, Any]]:
+    """Span id -> span, for the project's mutator-call spans (waits for ``want`` to arrive)."""
     found: dict[str, dict[str, Any]] = {}
     for _ in range(240):  # span ingestion is asynchronous on the server
         response = httpx.get(f"{url}/v1/projects/{project}/spans", params={"limit": 1000})
@@ -147,7 +147,7 @@ def test_spans_held_by_a_killed_run_are_recreated_on_resume(
 
     name = journal.header.project
     assert name is not None
-    found = _mutation_spans(phoenix_url, name, set(spans))
+    found = _mutator_call_spans(phoenix_url, name, set(spans))
     assert set(spans) <= set(found), f"{len(set(spans) - set(found))} of {CASES} spans missing"
     for span_id, trace_id in spans.items():
         span = found[span_id]

@@ -12,7 +12,7 @@ import pytest
 from stateval.state import InterpretiveState
 from stateval.suite import TracesSpec
 from stateval.traces import MappedCall, SpanWindow, Unmapped, read_calls
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import PhoenixUploader
 from traces_app import crm_app, stored_spans
 
@@ -100,7 +100,7 @@ async def test_stateval_mutate_spans_need_no_mapping(phoenix_url: str) -> None:
     tracing = configure_tracing(project, phoenix_url)
     for i in range(3):
         pre = InterpretiveState.from_flat({"hotel.area": "north"})
-        with mutation_span(
+        with mutator_call_span(
             tracing.tracer,
             case_id=f"c{i}",
             input={"prompt": f"south please {i}", "message_id": f"m{i}", "metadata": {}},

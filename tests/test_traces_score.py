@@ -19,7 +19,7 @@ import pytest
 
 from stateval.state import InterpretiveState
 from stateval.traces import SUMMARY_NAME
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import PhoenixUploader, StoredSpanAnnotation
 from traces_app import MONITOR, crm_fixture, send_fixture, stored_spans
 
@@ -240,7 +240,7 @@ def test_stateval_mutate_spans_are_scored_with_no_mapping(phoenix_url: str, tmp_
     tracing = configure_tracing(project, phoenix_url)
     ids = []
     for i, (text, area) in enumerate([("the south please", "south"), ("no change", "west")]):
-        with mutation_span(
+        with mutator_call_span(
             tracing.tracer,
             case_id=f"c{i}",
             input={"prompt": text, "message_id": f"m{i}", "metadata": {}},

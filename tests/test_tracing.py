@@ -22,7 +22,7 @@ from stateval.tracing import (
     current_trace_id,
     disabled_tracing,
     llm_span,
-    mutation_span,
+    mutator_call_span,
 )
 
 
@@ -49,7 +49,7 @@ def test_mutation_span_records_case_input_and_output(
     pre = InterpretiveState.from_flat({"name": "Ada"})
     post = pre.copy()
     post.add_value("email", ValueConfidence("ada@example.org", 0.9))
-    with mutation_span(
+    with mutator_call_span(
         tracing.tracer,
         case_id="case-1",
         input="my email is ada@example.org",
@@ -84,7 +84,7 @@ def test_mutation_span_marks_a_failure_and_reraises(
 ) -> None:
     with (
         pytest.raises(RuntimeError, match="model down"),
-        mutation_span(tracing.tracer, case_id="case-2", input={"text": "x"}),
+        mutator_call_span(tracing.tracer, case_id="case-2", input={"text": "x"}),
     ):
         raise RuntimeError("model down")
 
@@ -107,7 +107,7 @@ def test_llm_span_records_model_messages_tokens_and_no_secrets(
         "extra": {"Authorization": "Bearer sk-secret", "top_p": 1},
     }
     with (
-        mutation_span(tracing.tracer, case_id="c", input="i"),
+        mutator_call_span(tracing.tracer, case_id="c", input="i"),
         llm_span(
             tracing.tracer,
             prompt="Extract the fields.",
@@ -160,12 +160,12 @@ def test_a_turn_of_an_episode_and_its_llm_calls_carry_the_session(
     tracing: Tracing, exporter: InMemorySpanExporter
 ) -> None:
     with (
-        mutation_span(tracing.tracer, case_id="t2", input="hi", session_id="dlg-7@run-1"),
+        mutator_call_span(tracing.tracer, case_id="t2", input="hi", session_id="dlg-7@run-1"),
         llm_span(tracing.tracer, prompt="p1"),
     ):
         pass
     with (
-        mutation_span(tracing.tracer, case_id="single", input="hi"),
+        mutator_call_span(tracing.tracer, case_id="single", input="hi"),
         llm_span(tracing.tracer, prompt="p2"),
     ):
         pass
@@ -186,7 +186,7 @@ def test_a_turn_of_an_episode_and_its_llm_calls_carry_the_session(
 
 def test_current_trace_id_inside_and_outside_a_span(tracing: Tracing) -> None:
     assert current_trace_id() is None
-    with mutation_span(tracing.tracer, case_id="c", input="i") as span:
+    with mutator_call_span(tracing.tracer, case_id="c", input="i") as span:
         inner = current_trace_id()
     assert inner is not None
     assert len(inner) == 32
@@ -195,7 +195,7 @@ def test_current_trace_id_inside_and_outside_a_span(tracing: Tracing) -> None:
 
 def test_disabled_tracing_records_nothing_and_links_no_trace() -> None:
     tracing = disabled_tracing()
-    with mutation_span(tracing.tracer, case_id="c", input="i") as span:
+    with mutator_call_span(tracing.tracer, case_id="c", input="i") as span:
         span.set_output({"a": 1})
         assert current_trace_id() is None
     assert span.trace_id is None
@@ -207,7 +207,7 @@ def test_disabled_tracing_records_nothing_and_links_no_trace() -> None:
 def test_spans_are_exported_to_phoenix_and_read_back(phoenix_url: str) -> None:
     project = f"stateval-tracing-{uuid.uuid4().hex[:8]}"
     tracing = configure_tracing(project, phoenix_url)
-    with mutation_span(
+    with mutator_call_span(
         tracing.tracer, case_id="case-9", input="hello", pre_state={"a": 1}, message_id="m9"
     ) as span:
         with llm_span(tracing.tracer, prompt="hello", model_name="scripted") as llm:
@@ -255,11 +255,11 @@ def test_a_recreated_mutation_span_carries_the_live_ones_ids_and_attributes(
         ATTR_RECREATED,
         RecordedCall,
         otlp_span_ids,
-        recreated_mutation_spans,
+        recreated_mutator_call_spans,
     )
 
     post = InterpretiveState.from_flat({"area": "north"})
-    with mutation_span(
+    with mutator_call_span(
         tracing.tracer,
         case_id="c1",
         input={"prompt": "hi"},
@@ -281,7 +281,7 @@ def test_a_recreated_mutation_span_carries_the_live_ones_ids_and_attributes(
         end_ns=live.end_time or 0,
         session_id="d1@run",
     )
-    payload = recreated_mutation_spans("unit-project", [call])
+    payload = recreated_mutator_call_spans("unit-project", [call])
     assert otlp_span_ids(payload) == {call.span_id}
     request = ExportTraceServiceRequest.FromString(payload)
     (resource,) = request.resource_spans

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.tracing import configure_tracing, mutation_span
+from stateval.tracing import configure_tracing, mutator_call_span
 from stateval.upload import PhoenixUploader, SessionAnnotationRecord
 
 pytestmark = pytest.mark.phoenix
@@ -46,7 +46,7 @@ async def test_session_annotations_posted_before_any_span_arrives_are_all_stored
     trace_ids: list[str | None] = []
 
     async def turn(session: str, index: int) -> None:
-        with mutation_span(
+        with mutator_call_span(
             tracing.tracer, case_id=f"{session}-t{index}", input="hi", session_id=session
         ) as span:
             trace_ids.append(span.trace_id)
@@ -92,7 +92,7 @@ async def test_annotations_of_a_session_that_never_arrives_fail_naming_it(
     present = f"here@{uuid.uuid4().hex[:8]}"
     lost = f"never@{uuid.uuid4().hex[:8]}"
     tracing = configure_tracing(project, phoenix_url)
-    with mutation_span(tracing.tracer, case_id="t0", input="hi", session_id=present):
+    with mutator_call_span(tracing.tracer, case_id="t0", input="hi", session_id=present):
         pass
     await asyncio.to_thread(tracing.shutdown)
     async with PhoenixUploader(phoenix_url) as phoenix:

@@ -12,7 +12,7 @@ Example:
     >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     >>> exporter = InMemorySpanExporter()
     >>> tracing = configure_tracing("my-project", exporter=exporter)
-    >>> with mutation_span(tracing.tracer, case_id="c1", input="hi", pre_state={}) as span:
+    >>> with mutator_call_span(tracing.tracer, case_id="c1", input="hi", pre_state={}) as span:
     ...     span.set_output({"greeting": "hi"})
     >>> tracing.shutdown()
     >>> [s.name for s in exporter.get_finished_spans()]
@@ -55,7 +55,7 @@ __all__ = [
     "SPAN_MUTATE",
     "TRACER_NAME",
     "LLMSpan",
-    "MutationSpan",
+    "MutatorCallSpan",
     "RecordedCall",
     "SpanDelivery",
     "Tracing",
@@ -64,8 +64,10 @@ __all__ = [
     "disabled_tracing",
     "llm_span",
     "mutation_span",
+    "mutator_call_span",
     "otlp_span_ids",
     "recreated_mutation_spans",
+    "recreated_mutator_call_spans",
     "send_otlp",
 ]
 
@@ -88,7 +90,7 @@ _JSON = OpenInferenceMimeTypeValues.JSON.value
 _TEXT = OpenInferenceMimeTypeValues.TEXT.value
 _SESSION_ID = SpanAttributes.SESSION_ID
 
-# The session of the mutation span being run, for the LLM spans started inside it.
+# The session of the mutator-call span being run, for the LLM spans started inside it.
 _current_session: ContextVar[str | None] = ContextVar("stateval_session_id", default=None)
 
 # Invocation parameters whose key looks like a credential never reach a span.
@@ -164,7 +166,7 @@ def configure_tracing(
             again later (`send_otlp`); the counts are in ``Tracing.delivery``.
         on_delivered: Called (from the export thread) with the span ids of the `SPAN_MUTATE`
             spans of every batch the server accepted, so a resumed run knows which mutation
-            spans a killed process still held (`recreated_mutation_spans`).
+            spans a killed process still held (`recreated_mutator_call_spans`).
 
     Returns:
         A `Tracing` owning a new `TracerProvider` (the global provider is left alone).
@@ -290,7 +292,7 @@ def otlp_span_ids(payload: bytes) -> set[str]:
 
 @dataclass(frozen=True, slots=True)
 class RecordedCall:
-    """What a run journaled of one mutator call: enough to re-create its mutation span.
+    """What a run journaled of one mutator call: enough to re-create its mutator-call span.
 
     Attributes:
         trace_id: The span's trace id (32 hex digits).
@@ -299,7 +301,7 @@ class RecordedCall:
         input: The mutator's input (JSON-able).
         pre_state: The state before the call.
         message_id: The input's message id.
-        output: What `MutationSpan.set_output` recorded (the post-state, or the error).
+        output: What `MutatorCallSpan.set_output` recorded (the post-state, or the error).
         start_ns: When the call started (ns since the epoch).
         end_ns: When it ended.
         session_id: The call's OpenInference session (its episode), if any.
@@ -321,9 +323,9 @@ class RecordedCall:
     source_trace_id: str | None = None
 
 
-def recreated_mutation_spans(project_name: str, calls: Sequence[RecordedCall]) -> bytes:
-    """The mutation spans of ``calls`` as an OTLP/HTTP protobuf payload (for `send_otlp`), with
-    their original ids and times and the attributes `mutation_span` gives, plus
+def recreated_mutator_call_spans(project_name: str, calls: Sequence[RecordedCall]) -> bytes:
+    """The mutator-call spans of ``calls`` as an OTLP/HTTP protobuf payload (for `send_otlp`), with
+    their original ids and times and the attributes `mutator_call_span` gives, plus
     ``stateval.recreated: true``: spans a killed process never exported, re-created from the
     journal by a resumed run (their LLM child spans are gone). A span Phoenix already has is
     stored once.
@@ -387,11 +389,11 @@ def _trace_id(span: Span) -> str | None:
     return format(context.trace_id, "032x") if context.is_valid else None
 
 
-# -- the mutation span -----------------------------------------------------------------------
+# -- the mutator-call span ---------------------------------------------------------------------
 
 
-class MutationSpan:
-    """The CHAIN span of one mutator call, as handed out by `mutation_span`."""
+class MutatorCallSpan:
+    """The CHAIN span of one mutator call, as handed out by `mutator_call_span`."""
 
     __slots__ = ("span",)
 
@@ -416,7 +418,7 @@ class MutationSpan:
 
 
 @contextmanager
-def mutation_span(
+def mutator_call_span(
     tracer: Tracer,
     *,
     case_id: str,
@@ -426,7 +428,7 @@ def mutation_span(
     session_id: str | None = None,
     source_span_id: str | None = None,
     source_trace_id: str | None = None,
-) -> Iterator[MutationSpan]:
+) -> Iterator[MutatorCallSpan]:
     """Run a mutator call inside a CHAIN span named `SPAN_MUTATE`.
 
     ``input.value`` is JSON ``{"case_id", "pre_state", "input"}``; objects with ``to_dict()`` or
@@ -451,14 +453,14 @@ def mutation_span(
     token = _current_session.set(session_id)
     try:
         with _span(tracer, SPAN_MUTATE, attributes, source.links()) as span:
-            yield MutationSpan(span)
+            yield MutatorCallSpan(span)
     finally:
         _current_session.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
 class _Source:
-    """The production span a case came from, as a mutation span records it."""
+    """The production span a case came from, as a mutator-call span records it."""
 
     span_id: str | None = None
     trace_id: str | None = None
@@ -564,7 +566,7 @@ def llm_span(
 ) -> Iterator[LLMSpan]:
     """Run one LLM client call inside an LLM span named `SPAN_LLM`.
 
-    Inside a `mutation_span` with a ``session_id``, the span carries that session too.
+    Inside a `mutator_call_span` with a ``session_id``, the span carries that session too.
 
     Args:
         tracer: From `Tracing.tracer`.
@@ -652,3 +654,10 @@ def _json_default(value: object) -> object:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
+
+
+mutation_span = mutator_call_span
+"""The former name of `mutator_call_span` (the span is the mutator's call, not mutation
+testing's); kept so code written against it still runs."""
+recreated_mutation_spans = recreated_mutator_call_spans
+"""The former name of `recreated_mutator_call_spans`."""

@@ -12,8 +12,8 @@ Each line is one JSON record:
   only until a later result record of that case supersedes it (``--retry-errors``);
 - ``{"kind": "spans", "seq", "count", "otlp"}``: a batch of spans Phoenix did not accept
   (base64 OTLP protobuf), sent again by a resumed run (then acknowledged as ``spans``);
-- ``{"kind": "delivered", "span_ids"}``: Phoenix accepted these cases' mutation spans (a
-  resumed run re-creates, from their result records, the mutation spans of cases not listed
+- ``{"kind": "delivered", "span_ids"}``: Phoenix accepted these cases' mutator-call spans (a
+  resumed run re-creates, from their result records, the mutator-call spans of cases not listed
   here nor kept as a ``spans`` batch: those the process died holding);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
@@ -319,7 +319,7 @@ class Journal:
         repeated: (case id, repetition) -> result record, for repetitions 2 and up (held in
             memory: only ``--repeat`` runs have them).
         complete: True once an ``end`` record was written.
-        delivered_spans: Ids of the mutation spans Phoenix acknowledged (``delivered``).
+        delivered_spans: Ids of the mutator-call spans Phoenix acknowledged (``delivered``).
     """
 
     def __init__(self, path: Path, header: RunHeader, size: int, window: int = WINDOW) -> None:
@@ -589,7 +589,7 @@ class Journal:
             self._spans.append(record)
 
     def append_delivered(self, span_ids: Iterable[str]) -> None:
-        """Record that Phoenix accepted the mutation spans ``span_ids`` (durably)."""
+        """Record that Phoenix accepted the mutator-call spans ``span_ids`` (durably)."""
         ids = sorted(set(span_ids) - self.delivered_spans)
         if ids:
             self._append({"kind": "delivered", "span_ids": ids}).result()

@@ -31,7 +31,7 @@ from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader
 
 if TYPE_CHECKING:
-    from stateval.tracing import MutationSpan, RecordedCall, Tracing
+    from stateval.tracing import MutatorCallSpan, RecordedCall, Tracing
 
 __all__ = ["run_with_phoenix"]
 
@@ -39,11 +39,11 @@ _MAX_REQUESTS = 16
 
 
 class _TracedCase:
-    """A case's mutation span that the judge's LLM spans can be parented to after it ended."""
+    """A case's mutator-call span that the judge's LLM spans can be parented to after it ended."""
 
     __slots__ = ("_span",)
 
-    def __init__(self, span: MutationSpan) -> None:
+    def __init__(self, span: MutatorCallSpan) -> None:
         self._span = span
 
     @property
@@ -66,11 +66,11 @@ class _TracedCase:
 def _span_factory(
     tracing: Tracing, header: RunHeader | None = None
 ) -> Callable[[Case], AbstractContextManager[CaseSpan]]:
-    """Opens each case's mutation span, in its episode's session when ``header`` (the run's)
+    """Opens each case's mutator-call span, in its episode's session when ``header`` (the run's)
     is given and the case is a turn of an episode."""
     from opentelemetry import context as otel_context
 
-    from stateval.tracing import mutation_span
+    from stateval.tracing import mutator_call_span
 
     @contextlib.contextmanager
     def open_span(case: Case) -> Iterator[CaseSpan]:
@@ -78,7 +78,7 @@ def _span_factory(
         # even when the run itself happens inside someone else's span.
         token = otel_context.attach(otel_context.Context())
         try:
-            with mutation_span(
+            with mutator_call_span(
                 tracing.tracer,
                 case_id=case.id,
                 input=case.input,
@@ -211,11 +211,11 @@ _RECREATE_BATCH = 256
 async def _recreate_lost_spans(
     suite: Suite, journal: Journal, target: PhoenixTarget, project: str
 ) -> int:
-    """Re-create, from their journaled results, the mutation spans an earlier invocation never
+    """Re-create, from their journaled results, the mutator-call spans an earlier invocation never
     exported (it was killed while its exporter held them: no ``delivered`` record and no kept
     batch has them) and send them; the number delivered now. Spans keep their ids, so one
     Phoenix got after all is stored once."""
-    from stateval.tracing import otlp_span_ids, recreated_mutation_spans, send_otlp
+    from stateval.tracing import otlp_span_ids, recreated_mutator_call_spans, send_otlp
 
     if not journal.results and not journal.repeated:
         return 0
@@ -233,7 +233,7 @@ async def _recreate_lost_spans(
     sent = 0
     for start in range(0, len(calls), _RECREATE_BATCH):
         batch = calls[start : start + _RECREATE_BATCH]
-        payload = recreated_mutation_spans(project, batch)
+        payload = recreated_mutator_call_spans(project, batch)
         if not await asyncio.to_thread(send_otlp, target.url, payload, api_key=target.api_key):
             break
         await asyncio.to_thread(journal.append_delivered, [c.span_id for c in batch])

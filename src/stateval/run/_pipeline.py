@@ -29,7 +29,7 @@ __all__ = ["CasePipeline", "CaseSpan", "SpanFactory", "no_span", "submit_episode
 
 
 class CaseSpan(Protocol):
-    """What the runner needs from a mutation span."""
+    """What the runner needs from a mutator-call span."""
 
     @property
     def trace_id(self) -> str | None:

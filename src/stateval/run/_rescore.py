@@ -81,7 +81,7 @@ async def rescore_with_phoenix(
     be reached or fails midway, the outcome's `UploadStatus` says so; the summary is complete
     either way. A rescoring that did not finish uploading is not resumed: rescore again.
     ``fields_as`` (default: the suite's ``phoenix.fields_as``) says where field scores go; as
-    span annotations they go on the original run's mutation spans, kept apart from the
+    span annotations they go on the original run's mutator-call spans, kept apart from the
     original experiment's by their identifier (the new experiment's id). ``on_scored`` gets
     the summary as soon as every case is scored, with the upload's progress (None when no
     experiment could be made), as in `stateval.run.run_suite`.

@@ -413,7 +413,7 @@ class PhoenixSpec(_Strict):
     fields_as: FieldsAs = Field(
         default="evaluations",
         description="Where field:<path> scores go: 'evaluations' (experiment evaluations, one "
-        "request each), 'annotations' (span annotations on each case's mutation span, in bulk; "
+        "request each), 'annotations' (span annotations on each case's mutator-call span, in bulk; "
         "per-field means in the experiment's metadata), or 'both'.",
     )
 
