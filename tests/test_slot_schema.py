@@ -309,3 +309,44 @@ def test_a_field_both_list_and_plain_in_its_gold_is_warned_without_a_schema(
     warnings = load_suite(tmp_path / "suite.yaml", load_mutator=False).warnings
     assert [w.split(": ")[2] for w in warnings] == ["hotel.area"]  # tags: a list everywhere
     assert "a plain value elsewhere" in warnings[0]
+
+
+def test_a_replayed_sgd_run_warns_and_the_schema_scores_list_gold_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new user's story of issue 28, end to end: SGD's list gold against plain predictions
+    scored 0% under a plain slot list; `stateval run` now warns, and with the SGD schema the
+    derived policies score it right."""
+    monkeypatch.chdir(tmp_path)
+    predictions = [
+        {"id": "sgd-1", "actual_post_state": {"Restaurants_1.price_range": "dontcare"}},
+        {
+            "id": "sgd-2",
+            "actual_post_state": {
+                "Restaurants_1.price_range": "cheap",
+                "Restaurants_1.city": "San Francisco",
+            },
+        },
+    ]
+    _sgd_suite(tmp_path)
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
+    replay = "mutator: {type: replay, predictions: predictions.jsonl}\n"
+
+    def run(slots: str) -> tuple[str, dict[str, float]]:
+        text = (tmp_path / "suite.yaml").read_text().splitlines()
+        body = [line for line in text if not line.startswith(("mutator:", "slots:"))]
+        (tmp_path / "suite.yaml").write_text(replay + "\n".join(body) + f"\nslots: {slots}\n")
+        report = tmp_path / "report.json"
+        result = CliRunner().invoke(
+            app, ["run", "suite.yaml", "--no-phoenix", "--report-json", str(report)]
+        )
+        assert result.exit_code in (0, 1), result.output
+        fields = json.loads(report.read_text())["fields"]
+        return result.output, {f["path"]: f["accuracy"] for f in fields}
+
+    output, accuracy = run("[Restaurants_1.price_range, Restaurants_1.city]")
+    assert "warning: turns.jsonl: case 'sgd-1': Restaurants_1.price_range: expected" in output
+    assert accuracy["Restaurants_1.price_range"] == 0.0
+    output, accuracy = run("{file: schema.json, services_key: metadata.services}")
+    assert "warning" not in output
+    assert accuracy["Restaurants_1.price_range"] == 1.0
