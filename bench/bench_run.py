@@ -54,6 +54,9 @@ from stateval.upload import PhoenixUploader
 
 DELAY = 0.1  # the mutator's (and run_experiment task's) wait per case
 CASE_LEVEL = ("state_accuracy", "overall_match", "changed_fields_accuracy")
+# stateval also scores each case's edit operations (op:add: the pre-state is empty, so every
+# field is an add): one more evaluation per case than the run_experiment baseline posts.
+EDIT_OPS = ("op:add",)
 
 MUTATOR = f'''"""bench_run's mutator: the expected state after a wait, every third field wrong."""
 
@@ -435,12 +438,16 @@ async def run(
             await asyncio.sleep(settle)
             ideal = w.cases * DELAY / concurrency
 
-            for who, stored in (("run_experiment", phx_stored), ("stateval", ours.stored)):
-                if stored is not None and stored != n:
-                    print(f"!! {who} stored {stored} evaluations, expected {n}")
+            ours_n = n + w.cases * len(EDIT_OPS)
+            for who, stored, want in (
+                ("run_experiment", phx_stored, n),
+                ("stateval", ours.stored, ours_n),
+            ):
+                if stored is not None and stored != want:
+                    print(f"!! {who} stored {stored} evaluations, expected {want}")
             if ours.error:
                 print(f"!! stateval upload error: {ours.error}")
-            case_level_stored = w.cases * len(CASE_LEVEL)
+            case_level_stored = w.cases * (len(CASE_LEVEL) + len(EDIT_OPS))
             if (annotated.stored, annotated.annotations) != (case_level_stored, w.cases * w.fields):
                 print(
                     f"!! annotations mode stored {annotated.stored} evaluations and "
