@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
 from sklearn.calibration import calibration_curve
@@ -190,17 +187,3 @@ def test_fields_are_listed_worst_calibrated_first() -> None:
     assert [f.path for f in report.fields] == ["bad", "good", "flat"]
     assert report.field("bad").auroc == 0.0  # type: ignore[union-attr]
     assert report.to_dict()["fields"][2]["measurable"] is False
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "stateval.calibration._metrics",
-        "stateval.calibration._calibration",
-        "stateval.calibration._agreement",
-    ],
-)
-def test_docstring_examples_run(module: str) -> None:
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.attempted > 0
-    assert result.failed == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import functools
 
 import pytest
@@ -72,14 +71,3 @@ def test_on_field_pair_compares_actual_with_expected_field() -> None:
     assert check(actual, {"name": "Ada"}, threshold=0.2).passed
     assert check({}, expected).label == "missing"
     assert "no expected value" in check(actual, {}).explanation
-
-
-@pytest.mark.parametrize(
-    "module",
-    ["_rules", "_criteria", "_similarity", "_trajectory", "_fields", "_text", "_result"],
-)
-def test_docstring_examples_run(module: str) -> None:
-    mod = __import__(f"stateval.checks.{module}", fromlist=["_"])
-    failures, tried = doctest.testmod(mod, raise_on_error=False, verbose=False)
-    assert tried > 0
-    assert failures == 0

@@ -275,14 +275,6 @@ def test_state_comparison_field_lookup() -> None:
     assert result.counts == {"matching": 0, "mismatched": 0, "missing": 0, "extra": 0}
 
 
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import stateval.compare._comparison
-
-    assert doctest.testmod(stateval.compare._comparison).failed == 0
-
-
 def test_integers_past_the_float_range_compare_exactly_under_numeric_tolerance() -> None:
     # A 400-digit integer used to raise OverflowError in the normaliser and crash the run.
     policy = MatchPolicy(numeric_tolerance=0.5)

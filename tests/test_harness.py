@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import doctest
 import json
 from collections.abc import Sequence
 
@@ -346,12 +345,3 @@ def test_registry_embedding_distance_defaults_to_the_offline_e5_client() -> None
     ev = EvaluatorRegistry().resolve("embedding_distance")
     assert isinstance(ev, EmbeddingDistanceEvaluator)
     assert type(ev.client).__name__ == "E5EmbeddingClient"
-
-
-def test_harness_docstring_examples_run() -> None:
-    import stateval.harness as pkg
-    from stateval.harness import _dataset, _evaluators, _harness, _registry, _types
-
-    for module in (pkg, _dataset, _evaluators, _harness, _registry, _types):
-        failures, _ = doctest.testmod(module)
-        assert failures == 0, module.__name__

@@ -211,11 +211,3 @@ def test_delta_leaves_out_ignored_paths() -> None:
     assert delta.preserved_paths == ()
     assert "stale" not in delta.changed_paths
     assert delta.changed.field("stale") is None
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import stateval.compare._metrics
-
-    assert doctest.testmod(stateval.compare._metrics).failed == 0

@@ -332,16 +332,6 @@ def test_field_policies_of_coerces_and_stays_truthy() -> None:
         FieldPolicies.of({"a": loose})  # type: ignore[arg-type]
 
 
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import stateval.compare._field_policies
-    import stateval.compare._policy
-
-    assert doctest.testmod(stateval.compare._policy).failed == 0
-    assert doctest.testmod(stateval.compare._field_policies).failed == 0
-
-
 def test_the_suite_model_is_derived_from_the_one_policy_definition() -> None:
     names = list(policy_options())
     assert list(MatchPolicyModel.model_fields) == names

@@ -59,7 +59,7 @@ def perturb_item(value: Any, rng: Any) -> Any:
 
     >>> import random
     >>> perturb_item([{"sku": "A", "qty": 2}], random.Random(1))
-    [{'sku': 'A', 'qty': 3}]
+    [{'sku': 'AA', 'qty': 2}]
     """
     if not _records(value):
         return None

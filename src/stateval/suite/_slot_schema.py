@@ -74,7 +74,7 @@ _PLAIN_SLOT = re.compile(r"[\w-]+(?:\.[\w-]+)*")
 
 
 def plain_slot_list(text: str) -> list[str]:
-    """The slot paths of a plain-text slot list: one per line, blank lines and ``#`` comments
+    r"""The slot paths of a plain-text slot list: one per line, blank lines and ``#`` comments
     skipped.
 
     A line must look like a slot path (dot-separated names of letters, digits, ``_`` and
