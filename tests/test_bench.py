@@ -118,3 +118,12 @@ def test_bench_structured_agrees_with_the_stored_stickler_figures() -> None:
     assert float(listed) < 1e-9
     assert "cases differing in score, paired items or sub-field counts: 20" in out
     assert "every item with one wrong sub-field" in out
+
+
+@pytest.mark.phoenix
+def test_bench_traces_scores_a_few_spans(phoenix_url: str) -> None:
+    out = _bench("bench_traces.py", "--url", phoenix_url, "--spans", "20")
+    assert "checks: ok" in out
+    for line in ("(a) raw REST read", "(b) traces score, dry run", "(c) traces score, e2e"):
+        assert line in out
+    assert "peak Python memory" in out

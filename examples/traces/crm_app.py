@@ -38,7 +38,8 @@ def instrument(phoenix_url: str, project: str) -> TracerProvider:
     """A tracer provider exporting to Phoenix's OTLP/HTTP endpoint under ``project``."""
     resource = Resource.create({ResourceAttributes.PROJECT_NAME: project})
     provider = TracerProvider(resource=resource)
-    exporter = OTLPSpanExporter(endpoint=f"{phoenix_url.rstrip('/')}/v1/traces")
+    # a busy collector may take more than the default 10 s to answer: the batch would be dropped
+    exporter = OTLPSpanExporter(endpoint=f"{phoenix_url.rstrip('/')}/v1/traces", timeout=60)
     provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=65_536))
     return provider
 
