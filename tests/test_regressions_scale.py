@@ -4,10 +4,15 @@ a bootstrap would."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+import yaml
 from scipy.stats import bootstrap
+from typer.testing import CliRunner
 
+from stateval.cli import app
 from stateval.regressions import NORMAL_FROM, Observation, ScoredRun, diff_runs, paired_bootstrap
 
 
@@ -85,3 +90,23 @@ def test_a_large_diff_is_deterministic_and_finds_the_regression() -> None:
     assert accuracy.verdict == "regressed"
     assert accuracy.interval is not None
     assert accuracy.interval.low < accuracy.change < accuracy.interval.high < 0
+
+
+def test_a_run_with_cases_the_suite_no_longer_defines_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / ".stateval"))
+    cases = [
+        {"id": f"c{i}", "input": {"prompt": "x"}, "expected_post_state": {"a": 1}} for i in range(3)
+    ]
+    suite = {"name": "s", "mutator": {"type": "python", "callable": "m:mutate", "path": "."}}
+    (tmp_path / "m.py").write_text("def mutate(state, input):\n    return state\n")
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({**suite, "cases": {"inline": cases}}))
+    assert CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code in (0, 1)
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({**suite, "cases": {"inline": cases[:2]}}))
+    result = CliRunner().invoke(app, ["diff", "latest", "latest"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.output
+    assert "no longer defines: ['c2']" in lines[0]

@@ -154,6 +154,9 @@ RUN_METRICS: tuple[RunMetric, ...] = (
 def case_ratio(metric: RunMetric, reps: Sequence[Observation]) -> tuple[float, float]:
     """A case's (numerator, denominator) for ``metric``: the means over its measured
     repetitions, or (0, 0) when none measured it."""
+    if len(reps) == 1:  # the usual case, without the lists (a diff calls this per case)
+        part = metric.extract(reps[0])
+        return (0.0, 0.0) if part is None else part
     parts = [p for p in (metric.extract(o) for o in reps) if p is not None]
     if not parts:
         return 0.0, 0.0

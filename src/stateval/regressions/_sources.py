@@ -38,7 +38,8 @@ def experiment_link(journal: Journal) -> ExperimentLink | None:
 def local_run(journal: Journal, suite: Suite) -> ScoredRun:
     """A journaled run, every repetition of every case scored under ``suite``'s current
     policies (both sides of a diff are scored alike)."""
-    unknown = [c for c in journal.results if suite.case(c) is None]
+    known = set(suite.cases.ids)  # ids only: no case is parsed twice
+    unknown = [c for c in journal.results if c not in known]
     if unknown:
         raise DiffError(
             f"run {journal.run_id} has cases {suite.path} no longer defines: {unknown[:5]}; "
