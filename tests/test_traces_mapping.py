@@ -77,6 +77,10 @@ def test_a_monitor_without_mapping_reads_stateval_mutate_spans(tmp_path: Path) -
             "monitor.yaml:2: checks.email: criterion 0",
         ),
         ("traces: {project: p, sample: 2}\n", "monitor.yaml:1: traces.sample: "),
+        (
+            "traces: {project: p}\nchecks: {tier: [{type: exact}]}\n",
+            "monitor.yaml:2: checks.tier: criterion 0: exact needs a value",
+        ),
         ("traces: {project: p, input: 'a b'}\n", "monitor.yaml:1: traces.input: "),
     ],
 )

@@ -260,6 +260,14 @@ def load_monitor(path: str | Path, *, build_judge: bool = True) -> Monitor:
     base = path.resolve().parent
     schema = _load_slots(model.slots, base, label, locate, problems)
     checks = _load_checks(model.checks, label, locate, problems)
+    for pattern, criteria in checks.items():
+        for index, criterion in enumerate(criteria):
+            if criterion.type == "exact" and getattr(criterion, "value", None) is None:
+                message = (
+                    f"criterion {index}: exact needs a value (a monitor has no expected state)"
+                )
+                where = locate(("checks", pattern))
+                problems.append(format_problem(label, where, None, f"checks.{pattern}", message))
     client = None
     if model.judge is not None and build_judge:
         client = build_judge_client(model.judge, label, locate, problems)
