@@ -45,9 +45,9 @@ def test_mutation_score_describes_itself() -> None:
 def test_severity_starts_from_the_operator_and_rises_with_impact() -> None:
     system = as_system("x")
     confidence = Mutant("perturb_confidence", "d", system, "state")
-    assert severity(confidence, changed_cases=1, n_cases=100) == "low"
-    assert severity(confidence, changed_cases=20, n_cases=100) == "medium"
-    assert severity(Mutant("drop_field", "d", system, "state"), 50, 100) == "high"
+    assert severity(confidence, changed_cases=1, n_cases=100, rated="low") == "low"
+    assert severity(confidence, changed_cases=20, n_cases=100, rated="low") == "medium"
+    assert severity(Mutant("drop_field", "d", system, "state"), 50, 100, rated="high") == "high"
     assert severity(Mutant("custom", "d", system, "tools"), 1, 100) == "high"
     assert severity(Mutant("custom", "d", system, "prompt"), 1, 100) == "medium"
 
@@ -59,3 +59,32 @@ def test_suggested_thresholds_let_the_baseline_pass_and_fail_the_mutant() -> Non
     for base, mutant in ((0.774, 0.755), (0.9861, 0.9858), (0.51, 0.5099999)):
         limit = _limit(base, mutant)
         assert mutant < limit <= base
+
+
+def test_every_built_in_operator_carries_its_severity() -> None:
+    from stateval.mutation import OPERATORS, PROMPT_OPERATORS, STATE_OPERATORS, RatedOperator
+
+    for name, op in {**STATE_OPERATORS, **PROMPT_OPERATORS}.items():
+        assert isinstance(op, RatedOperator), name
+        assert op.severity in ("low", "medium", "high"), name
+        assert OPERATORS[name] is op
+
+
+def test_a_registered_operator_carries_its_severity() -> None:
+    from stateval.mutation import Mutant, RatedOperator, as_system, register_operator, severity
+    from stateval.mutation._plugins import OPERATORS, operator_severity
+
+    def shout(target: object) -> list[Mutant]:
+        system = as_system(target)
+        return [Mutant("shout_test", "UPPERCASED", system.with_prompt(system.prompt.upper()))]
+
+    register_operator("shout_test", RatedOperator(shout, "high"))
+    register_operator("shout_bare", shout)
+    try:
+        (mutant,) = OPERATORS["shout_test"]("Answer.")
+        assert operator_severity("shout_test") == "high"
+        assert operator_severity("shout_bare") is None
+    finally:
+        del OPERATORS["shout_test"], OPERATORS["shout_bare"]
+    assert severity(mutant, 0, 10, rated="high") == "high"
+    assert severity(mutant, 0, 10) == "medium"  # a bare operator's survivors: by their target

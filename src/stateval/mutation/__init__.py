@@ -13,7 +13,7 @@ from __future__ import annotations
 from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, provenance_eval
 from stateval.mutation._experiments import MutationExperiments
-from stateval.mutation._mutant import Mutant, Operator
+from stateval.mutation._mutant import Mutant, Operator, RatedOperator, Severity
 from stateval.mutation._phoenix import log_mutation
 from stateval.mutation._plugins import (
     EVALS,
@@ -77,6 +77,8 @@ __all__ = [
     "Probe",
     "ProbeContext",
     "ProbeResult",
+    "RatedOperator",
+    "Severity",
     "System",
     "TransformedMutator",
     "Turn",

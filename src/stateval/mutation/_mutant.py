@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from stateval.mutation._system import System
 
-__all__ = ["Mutant", "Operator"]
+__all__ = ["Mutant", "Operator", "RatedOperator", "Severity"]
+
+Severity: TypeAlias = Literal["low", "medium", "high"]
+"""How bad a surviving mutant is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +49,32 @@ class Mutant:
 
 Operator: TypeAlias = Callable[[Any], "list[Mutant]"]
 """``fn(target) -> list[Mutant]``; ``target`` is a `System` or a bare prompt (see `as_system`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RatedOperator:
+    """An operator with its severity: how bad a surviving mutant of it is (`severity`).
+
+    Register one as any operator (``register_operator(name, RatedOperator(fn, "high"))``); an
+    operator registered bare has its survivors rated by their ``target``.
+
+    Attributes:
+        fn: The operator.
+        severity: How bad a surviving mutant of it is, before its impact is counted.
+
+    Example:
+        >>> from stateval.mutation import as_system
+        >>> def shout(target):
+        ...     system = as_system(target)
+        ...     return [Mutant("shout", "UPPERCASED", system.with_prompt(system.prompt.upper()))]
+        >>> rated = RatedOperator(shout, "low")
+        >>> rated.severity, [m.description for m in rated("Answer.")]
+        ('low', ['UPPERCASED'])
+    """
+
+    fn: Operator
+    severity: Severity
+
+    def __call__(self, target: Any) -> list[Mutant]:
+        """The operator's mutants."""
+        return self.fn(target)

@@ -17,7 +17,7 @@ from typing import Any
 
 from stateval.errors import PluginError
 from stateval.mutation._evals import Eval, provenance_eval
-from stateval.mutation._mutant import Mutant, Operator
+from stateval.mutation._mutant import Mutant, Operator, RatedOperator, Severity
 from stateval.mutation._probes import BUILTIN_PROBES, Probe
 from stateval.mutation._prompt_operators import PROMPT_OPERATORS
 from stateval.mutation._state_operators import STATE_OPERATORS
@@ -63,10 +63,19 @@ def _register(kind: str, registry: dict[str, Any], name: str, fn: Callable[..., 
 def register_operator(name: str, fn: Operator) -> None:
     """Register ``fn(target) -> list[Mutant]`` under ``name``; it then runs by default.
 
+    A `RatedOperator` (``RatedOperator(fn, "high")``) carries how bad its survivors are;
+    a bare function's survivors are rated by their mutant's ``target``.
+
     Raises:
         PluginError: ``name`` is taken, or ``fn`` is not callable.
     """
     _register("operator", OPERATORS, name, fn)
+
+
+def operator_severity(name: str) -> Severity | None:
+    """The severity the operator registered under ``name`` carries (None: it carries none)."""
+    op = OPERATORS.get(name)
+    return op.severity if isinstance(op, RatedOperator) else None
 
 
 def register_probe(name: str, fn: Probe) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stateval.errors import StatevalError
-from stateval.mutation._mutant import Mutant
+from stateval.mutation._mutant import Mutant, RatedOperator
 from stateval.mutation._system import System, as_system
 from stateval.mutators import PROMPT_PLACEHOLDERS
 
@@ -217,11 +217,11 @@ def drop_examples(target: Any) -> list[Mutant]:
     return _collect([_with_lines(system, "drop_examples", description, edit)])
 
 
-PROMPT_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
-    "drop_instruction": drop_instruction,
-    "flip_negation": flip_negation,
-    "weaken_modals": weaken_modals,
-    "truncate": truncate,
-    "drop_examples": drop_examples,
+PROMPT_OPERATORS: dict[str, RatedOperator] = {
+    "drop_instruction": RatedOperator(drop_instruction, "medium"),
+    "flip_negation": RatedOperator(flip_negation, "high"),
+    "weaken_modals": RatedOperator(weaken_modals, "medium"),
+    "truncate": RatedOperator(truncate, "high"),
+    "drop_examples": RatedOperator(drop_examples, "medium"),
 }
 """The built-in prompt operators, by name."""

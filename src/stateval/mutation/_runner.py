@@ -21,7 +21,12 @@ from stateval.mutation._config import MutationConfig
 from stateval.mutation._evals import Eval, EvalOutcome, eval_name, is_llm_eval, run_eval
 from stateval.mutation._free_running import run_episodes
 from stateval.mutation._mutant import Mutant
-from stateval.mutation._plugins import PROBES, generate_mutants, resolve_operators
+from stateval.mutation._plugins import (
+    PROBES,
+    generate_mutants,
+    operator_severity,
+    resolve_operators,
+)
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
 from stateval.mutation._report import MutationReport
 from stateval.mutation._score import MutantResult, severity
@@ -273,7 +278,9 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
         "survived",
         changed_cases=changed,
         moved=moved,
-        severity=severity(mutant, len(changed), len(job.cases)),
+        severity=severity(
+            mutant, len(changed), len(job.cases), rated=operator_severity(mutant.operator)
+        ),
         suggestion=suggest(base.summary, summary, job.scoring, diffs),
         closest=closest_call(base.summary, summary, base.outcomes, outcomes),
         calls=calls,

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from stateval.calibration import wilson_interval
-from stateval.mutation._mutant import Mutant
+from stateval.mutation._mutant import Mutant, Severity
 from stateval.run import RunSummary
 
 __all__ = [
-    "BASE_SEVERITY",
     "STATUSES",
     "MutantResult",
     "MutantStatus",
@@ -46,37 +45,11 @@ STATUSES: tuple[MutantStatus, ...] = (
     "error",
 )
 """Every mutant status, in report order."""
-Severity: TypeAlias = Literal["low", "medium", "high"]
 
 _LEVELS: tuple[Severity, ...] = ("low", "medium", "high")
 WIDE_IMPACT = 0.2
 """A survivor that changed at least this fraction of cases is one severity level higher."""
 
-BASE_SEVERITY: dict[str, Severity] = {
-    "stale": "high",
-    "stale_in_episode": "high",
-    "drop_field": "high",
-    "clobber_field": "high",
-    "missed_delete": "high",
-    "spurious_delete": "high",
-    "stale_after_k_turns": "high",
-    "swap_values": "high",
-    "rename_path": "high",
-    "perturb_value": "medium",
-    "perturb_list_item": "medium",
-    "reorder_list": "low",
-    "change_date_format": "low",
-    "hallucinate_field": "medium",
-    "change_case": "low",
-    "perturb_confidence": "low",
-    "strip_provenance": "low",
-    "drop_instruction": "medium",
-    "flip_negation": "high",
-    "weaken_modals": "medium",
-    "truncate": "high",
-    "drop_examples": "medium",
-}
-"""How bad a surviving mutant of each built-in operator is before its impact is counted."""
 
 _TARGET_SEVERITY: dict[str, Severity] = {
     "state": "medium",
@@ -87,10 +60,13 @@ _TARGET_SEVERITY: dict[str, Severity] = {
 }
 
 
-def severity(mutant: Mutant, changed_cases: int, n_cases: int) -> Severity:
-    """A survivor's severity: its operator's base (`BASE_SEVERITY`, else by target), one level
+def severity(
+    mutant: Mutant, changed_cases: int, n_cases: int, *, rated: Severity | None = None
+) -> Severity:
+    """A survivor's severity: its operator's (`RatedOperator`, carried by the mutant; else by
+    target), one level
     higher when it changed at least `WIDE_IMPACT` of the cases."""
-    base = BASE_SEVERITY.get(mutant.operator) or _TARGET_SEVERITY.get(mutant.target, "medium")
+    base = rated or _TARGET_SEVERITY.get(mutant.target, "medium")
     level = _LEVELS.index(base)
     if n_cases and changed_cases / n_cases >= WIDE_IMPACT:
         level = min(level + 1, len(_LEVELS) - 1)

@@ -3,10 +3,7 @@ line here (the CLI's ``--operators`` choices, the plugin registry and trace reca
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from stateval.mutation._mutant import Mutant
+from stateval.mutation._mutant import RatedOperator
 from stateval.mutation._operators import (
     change_case,
     change_date_format,
@@ -31,23 +28,23 @@ from stateval.mutation._update_operators import (
 
 __all__ = ["STATE_OPERATORS"]
 
-STATE_OPERATORS: dict[str, Callable[[Any], list[Mutant]]] = {
-    "drop_field": drop_field,
-    "stale": stale,
-    "hallucinate_field": hallucinate_field,
-    "perturb_value": perturb_value,
-    "change_case": change_case,
-    "perturb_confidence": perturb_confidence,
-    "swap_values": swap_values,
-    "rename_path": rename_path,
-    "strip_provenance": strip_provenance,
-    "clobber_field": clobber_field,
-    "stale_in_episode": stale_in_episode,
-    "perturb_list_item": perturb_list_item,
-    "reorder_list": reorder_list,
-    "change_date_format": change_date_format,
-    "missed_delete": missed_delete,
-    "spurious_delete": spurious_delete,
-    "stale_after_k_turns": stale_after_k_turns,
+STATE_OPERATORS: dict[str, RatedOperator] = {
+    "drop_field": RatedOperator(drop_field, "high"),
+    "stale": RatedOperator(stale, "high"),
+    "hallucinate_field": RatedOperator(hallucinate_field, "medium"),
+    "perturb_value": RatedOperator(perturb_value, "medium"),
+    "change_case": RatedOperator(change_case, "low"),
+    "perturb_confidence": RatedOperator(perturb_confidence, "low"),
+    "swap_values": RatedOperator(swap_values, "high"),
+    "rename_path": RatedOperator(rename_path, "high"),
+    "strip_provenance": RatedOperator(strip_provenance, "low"),
+    "clobber_field": RatedOperator(clobber_field, "high"),
+    "stale_in_episode": RatedOperator(stale_in_episode, "high"),
+    "perturb_list_item": RatedOperator(perturb_list_item, "medium"),
+    "reorder_list": RatedOperator(reorder_list, "low"),
+    "change_date_format": RatedOperator(change_date_format, "low"),
+    "missed_delete": RatedOperator(missed_delete, "high"),
+    "spurious_delete": RatedOperator(spurious_delete, "high"),
+    "stale_after_k_turns": RatedOperator(stale_after_k_turns, "high"),
 }
 """The built-in state operators, by name."""
