@@ -198,3 +198,20 @@ def test_flags_corrected_by_a_reviewed_sample_cover_the_true_error_rates(
     scores = asyncio.run(figures())
     assert scores["error_rate:phone"] == pytest.approx(corrected["estimate"])
     assert scores["error_rate:company"] == pytest.approx(company["estimate"])
+
+
+def test_the_markdown_report_gives_each_estimate_or_why_not() -> None:
+    from stateval.reports import rates_markdown
+
+    tally = RateTally(NoGoldChecks(grounded=("phone",)))
+    for i in range(20):
+        written = "555-0199" if i < 4 else f"555-01{i:02d}"
+        call = InterpretiveState.from_flat({"phone": written})
+        tally.add_call(MappedCall(None, f"call 555-01{i:02d}", call))
+    text = rates_markdown("crm|x", tally.rates(), tally.calls, 0, 3)
+    assert text.startswith("# Production error rates: crm\\|x\n")
+    assert "20 spans checked; 0 reviewed cases, 3 drafts not reviewed." in text
+    assert (
+        "| `phone` | 20.0% | not measurable: no human-labelled sample for this field "
+        "| not measurable: no human-labelled sample to correct with |"
+    ) in text

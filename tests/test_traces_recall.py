@@ -128,3 +128,14 @@ def test_deletes_lost_and_spurious_are_measured() -> None:
     survivor = next(s for s in recall.survivors if s.operator == "missed_delete")
     assert survivor.path == "company"
     assert "a lost delete leaves company as it was" in survivor.suggestion
+
+
+def test_the_markdown_report_shows_recall_checks_and_survivors() -> None:
+    from stateval.reports import recall_markdown
+
+    text = recall_markdown("crm", _recall(unexplained_changes=True))
+    assert text.startswith("# Monitor recall: crm\n")
+    assert "| clobber_field | 80 | 80 | 100.0% |" in text
+    assert "| change_date_format | 0 | 0 | not measurable | no mutant applied |" in text
+    assert "| unexplained_change |" in text
+    assert "- `perturb_value` on `phone` (40 calls): ground phone in the input" in text

@@ -47,10 +47,11 @@ def test_recall_per_operator_and_check_with_the_survivors_and_their_fix(
 ) -> None:
     monitor = _monitor(tmp_path, project, unexplained_changes=True)
     args = ("--sample", "40", "--seed", "3", "--phoenix-url", phoenix_url)
-    done = _mutate(tmp_path, str(monitor), *args, "--report-json", "r.json")
+    done = _mutate(tmp_path, str(monitor), *args, "--report-json", "r.json", "--markdown", "r.md")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["calls"] == 40
+    assert (tmp_path / "r.md").read_text().startswith("# Monitor recall: crm\n")
     assert report["original_flag_rate"] == 0.0
     operators = report["operators"]
     assert operators["clobber_field"]["recall"] == 1.0
@@ -68,6 +69,7 @@ def test_recall_per_operator_and_check_with_the_survivors_and_their_fix(
     # The figures are in the monitored project: a span holding the report, one annotation per
     # operator with its recall as the score.
     assert "figures in Phoenix: span " in done.stderr
+    assert f"{phoenix_url}/redirects/spans/" in done.stderr
     published = done.stderr.split("figures in Phoenix: span ", 1)[1].split()[0]
     spans, annotations = asyncio.run(_figures(phoenix_url, project, published))
     [span] = [s for s in spans if s.span_id == published]

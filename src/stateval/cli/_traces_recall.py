@@ -48,6 +48,9 @@ _Until: TypeAlias = Annotated[
 _PhoenixUrl: TypeAlias = Annotated[
     str | None, typer.Option(metavar="URL", help="The Phoenix server (base URL).")
 ]
+_Markdown: TypeAlias = Annotated[
+    Path | None, typer.Option(metavar="FILE", help="Write a Markdown report here.")
+]
 _Publish: TypeAlias = Annotated[
     bool,
     typer.Option(
@@ -60,6 +63,7 @@ _Publish: TypeAlias = Annotated[
 def _deliver(
     report: dict[str, object],
     report_json: Path | None,
+    markdown: tuple[Path | None, str],
     publish: bool,
     target: tuple[str, str | None],
     *,
@@ -75,6 +79,8 @@ def _deliver(
 
     if report_json is not None:
         write_atomically(report_json, json.dumps(report, indent=2) + "\n")
+    if markdown[0] is not None:
+        write_atomically(markdown[0], markdown[1])
     if not publish:
         return
     url, api_key = target
@@ -94,7 +100,8 @@ def _deliver(
     published = run_interruptible(send())
     plain_console(stderr=True).print(
         f"figures in Phoenix: span {published.span_id} ({span_name}) of project {project!r}, "
-        f"{published.annotations} annotations"
+        f"{published.annotations} annotations: {url.rstrip('/')}/redirects/spans/"
+        f"{published.span_id}"
     )
 
 
@@ -180,6 +187,7 @@ def traces_mutate(
         ),
     ] = None,
     report_json: ReportJsonOption = None,
+    markdown: _Markdown = None,
     phoenix_url: _PhoenixUrl = None,
     publish: _Publish = True,
     debug: DebugOption = False,
@@ -190,6 +198,7 @@ def traces_mutate(
         from stateval.cli._traces import _moment
         from stateval.cli._traces_gold import _target
         from stateval.errors import StatevalError
+        from stateval.reports import recall_markdown
         from stateval.suite import load_monitor
         from stateval.traces import (
             DEFAULT_OPERATORS,
@@ -234,6 +243,7 @@ def traces_mutate(
         _deliver(
             {"monitor": monitor.name, "seed": seed, **recall.to_dict()},
             report_json,
+            (markdown, recall_markdown(monitor.name, recall) if markdown else ""),
             publish,
             (url, api_key),
             project=monitor.traces.project,
@@ -293,6 +303,7 @@ def traces_rates(
     since: _Since = None,
     until: _Until = None,
     report_json: ReportJsonOption = None,
+    markdown: _Markdown = None,
     phoenix_url: _PhoenixUrl = None,
     publish: _Publish = True,
     debug: DebugOption = False,
@@ -304,6 +315,7 @@ def traces_rates(
         from stateval.cli._traces import _moment
         from stateval.cli._traces_gold import _target
         from stateval.errors import StatevalError
+        from stateval.reports import rates_markdown
         from stateval.suite import load_monitor
         from stateval.traces import (
             RATES_SPAN,
@@ -354,6 +366,14 @@ def traces_rates(
         _deliver(
             report,
             report_json,
+            (
+                markdown,
+                rates_markdown(
+                    monitor.name, rates, tally.calls, len(tally.reviewed), tally.unreviewed
+                )
+                if markdown
+                else "",
+            ),
             publish,
             (url, api_key),
             project=monitor.traces.project,

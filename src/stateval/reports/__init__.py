@@ -1,7 +1,8 @@
 """Reports: of a run (terminal summary, JSON, JUnit XML, Markdown, HTML with a regression
 section against a baseline, or a diff on its own page) and of a mutation test (terminal, JSON,
-JUnit XML) and of a monitor run (terminal, JSON, Markdown). A new report format of a run is one
-module here and one line in `REPORT_FORMATS`."""
+JUnit XML) and of a monitor run (terminal, JSON, Markdown) and of a monitor measuring itself
+(Markdown). A new report format of a run is one module here and one line in
+`REPORT_FORMATS`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from stateval.reports._json import write_json_report
     from stateval.reports._junit import junit_xml, write_junit_report
     from stateval.reports._markdown import markdown_report, write_markdown_report
+    from stateval.reports._monitor_measures import rates_markdown, recall_markdown
     from stateval.reports._mutation import (
         inert_summary,
         mutation_junit_xml,
@@ -52,6 +54,8 @@ __all__ = [
     "print_mutation_report",
     "print_summary",
     "print_traces_summary",
+    "rates_markdown",
+    "recall_markdown",
     "regression_section",
     "require_charts",
     "traces_markdown",
@@ -79,6 +83,8 @@ _LAZY = {
     "write_junit_report": "_junit",
     "markdown_report": "_markdown",
     "write_markdown_report": "_markdown",
+    "rates_markdown": "_monitor_measures",
+    "recall_markdown": "_monitor_measures",
     "inert_summary": "_mutation",
     "mutation_junit_xml": "_mutation",
     "print_mutation_report": "_mutation",
