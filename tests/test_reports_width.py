@@ -114,7 +114,7 @@ def test_mode_both_prints_both_experiments_with_their_modes(tmp_path: Path) -> N
 
 def test_each_mode_names_itself_in_its_experiment(tmp_path: Path) -> None:
     from episodes_fixture import episode_suite
-    from stateval.run._writer import run_experiment
+    from stateval.run._phoenix_sink import run_experiment
 
     suite = episode_suite(tmp_path)
     for mode, words in (("teacher_forced", "teacher-forced"), ("free_running", "free-running")):

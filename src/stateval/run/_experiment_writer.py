@@ -1,6 +1,6 @@
 """Writing scored cases into a Phoenix experiment: the one place that turns a case's result into
 an experiment run (its output, linked to its trace) and its scores into experiment
-evaluations, for a run, a rescoring (`stateval.run._writer.PhoenixSink`, which adds the
+evaluations, for a run, a rescoring (`stateval.run._phoenix_sink.PhoenixSink`, which adds the
 journal's acknowledgements and the background queue) and a mutation test's experiments.
 
 Importing it is cheap: the REST client (httpx) is imported when something is written.

@@ -1,6 +1,6 @@
 """Where per-field scores go in Phoenix: ``phoenix.fields_as`` (``--fields-as``).
 
-The experiment writer (`stateval.run._writer.PhoenixSink`) asks `stateval.upload.as_evaluation`
+The experiment writer (`stateval.run._phoenix_sink.PhoenixSink`) asks `stateval.upload.as_evaluation`
 and `as_annotation` of every score; the modes are `stateval.upload.UPLOAD_MODES`.
 
 - ``evaluations`` (the default): every score is an experiment evaluation of the case's run, so

@@ -3,7 +3,7 @@
 Each mutator call is a CHAIN span exported in batches to the suite's Phoenix project
 (``phoenix.project``, default: the suite name), in its episode's session when it is a turn of
 one (`stateval.run._episode_sessions`); scored cases go to the `PhoenixSink`
-(`stateval.run._writer`), which uploads them in the background.
+(`stateval.run._phoenix_sink`), which uploads them in the background.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from stateval.mutators import LLMMutator, Mutator
 from stateval.run._episode_sessions import case_session_id
 from stateval.run._journal import Journal, RunHeader
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
+from stateval.run._phoenix_sink import PhoenixSink
 from stateval.run._results import CaseScore
 from stateval.run._runner import AllSinks, CaseSpan, UploadSink, execute
 from stateval.run._scoring import Scoring
 from stateval.run._tally import run_summary
-from stateval.run._writer import PhoenixSink
 from stateval.suite import Case, Suite
 from stateval.upload import PhoenixUploader
 

@@ -89,7 +89,7 @@ async def rescore_with_phoenix(
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
-    from stateval.run._writer import PhoenixSink
+    from stateval.run._phoenix_sink import PhoenixSink
     from stateval.upload import PhoenixUploader
 
     n = _next_rescore(journal)
