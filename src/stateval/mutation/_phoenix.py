@@ -35,7 +35,7 @@ from stateval.suite import Suite
 
 if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport
-    from stateval.phoenix import DatasetRef, ExperimentRef, PhoenixUploader
+    from stateval.upload import DatasetRef, ExperimentRef, PhoenixUploader
 
 __all__ = []
 
@@ -100,7 +100,7 @@ class _Log:
     async def baseline(self) -> None:
         """Upload the mutation dataset (the cases, one split per logged mutant), then log the
         baseline."""
-        from stateval.phoenix import Example
+        from stateval.upload import Example
 
         suite, report = self.suite, self.report
         examples = [Example(c.id, **c.to_example(), span_id=c.source_span_id) for c in suite.cases]
@@ -205,8 +205,7 @@ async def log_mutation(
         mutants: ``"survivors"`` (the default) or ``"all"`` (killed and equivalent ones too);
             inert, skipped and failed mutants have nothing to show and are never logged.
     """
-    # stateval.phoenix imports phoenix.evals: only when logging, not with stateval.mutation.
-    from stateval.phoenix import PhoenixUploader
+    from stateval.upload import PhoenixUploader
 
     statuses = LOGGED_STATUSES[mutants]
     chosen = [r for r in report.results if r.status in statuses and r.summary is not None]

@@ -1,7 +1,8 @@
 """Where per-field scores go in Phoenix: ``phoenix.fields_as`` (``--fields-as``).
 
-The experiment writer (`stateval.run._phoenix_sink.PhoenixSink`) asks `stateval.upload.as_evaluation`
-and `as_annotation` of every score; the modes are `stateval.upload.UPLOAD_MODES`.
+The run's Phoenix sink (`stateval.run._phoenix_sink.PhoenixSink`) asks
+`stateval.upload.as_evaluation` and `as_annotation` of every score; the modes are
+`stateval.upload.UPLOAD_MODES`.
 
 - ``evaluations`` (the default): every score is an experiment evaluation of the case's run, so
   every field is a column of the experiment's compare table. One request per score: the server

@@ -1,4 +1,4 @@
-"""A run reported to Phoenix: traced mutator calls, their results through the experiment writer.
+"""A run reported to Phoenix: traced mutator calls, their results through the run's Phoenix sink.
 
 Each mutator call is a CHAIN span exported in batches to the suite's Phoenix project
 (``phoenix.project``, default: the suite name), in its episode's session when it is a turn of

@@ -1,4 +1,5 @@
-"""The experiment writer: a run's (or a rescoring's) scored cases into one Phoenix experiment.
+"""The run's Phoenix sink (`PhoenixSink`): a run's (or a rescoring's) scored cases into one
+Phoenix experiment.
 
 The cases become a dataset (a new version only when they changed) and the run an experiment
 (shared by the shards of a run). Scored cases go through a queue to a few upload workers, so
