@@ -2,7 +2,9 @@
 
 The targets and strategies are tests/fuzzing.py's (tests/test_fuzz.py runs them with a few
 hundred examples): the LLM-output parser with everything a run does to an accepted reply, state
-construction and comparison, and suite loading. A defect is an exception outside stateval's
+construction and comparison, suite loading, and the renderers (a run with hostile field paths,
+values, case ids and suite name through the terminal, JSON, Markdown, HTML, JUnit and diff
+reports). A defect is an exception outside stateval's
 error hierarchy (or any exception after a reply was accepted); a hang is an input that uses
 more than ``--hang`` seconds of CPU (it is stopped by a CPU-time alarm, and counted by its
 measured CPU time even where the alarm lands somewhere that swallows it). CPU time, not wall
@@ -12,7 +14,7 @@ Each target's rate is printed as a ratio to a baseline measured in the same proc
 inputs per second of ``json.loads`` on the same generated texts.
 
 Usage:
-    python bench/fuzz.py [--examples 10000] [--targets llm_output,state,suite] [--seed 0]
+    python bench/fuzz.py [--examples 10000] [--targets llm_output,state,suite,reports] [--seed 0]
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def json_baseline(examples: int, rng_seed: int) -> float:
     return done[0] / (time.perf_counter() - start)
 
 
-TARGETS = ("llm_output", "state", "suite")
+TARGETS = ("llm_output", "state", "suite", "reports")
 
 
 def target(name: str, folder: Path) -> tuple[st.SearchStrategy[Any], Callable[[Any], None]]:
@@ -133,6 +135,8 @@ def target(name: str, folder: Path) -> tuple[st.SearchStrategy[Any], Callable[[A
         return fuzzing.llm_outputs(), fuzzing.llm_output
     if name == "state":
         return fuzzing.state_inputs(), fuzzing.state
+    if name == "reports":
+        return fuzzing.report_inputs(), lambda item: fuzzing.reports(item, folder)
     return fuzzing.suite_files(), lambda item: fuzzing.suite(item, folder)
 
 

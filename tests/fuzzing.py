@@ -11,6 +11,12 @@ Three targets, each taking one generated input and raising only what stateval pr
   comparison and encoding steps. Only `StatevalError` may come out of construction.
 * `suite`: suite files (YAML or JSON text, with a JSONL or CSV case file) through `load_suite`.
   Only `StatevalError` may come out.
+* `reports`: a run whose field paths, values, case ids and suite name are hostile text (rich
+  markup, emoji codes, TeX, HTML, Markdown pipes and backticks, control and bidi characters),
+  through every renderer: the terminal summary at 80 and 200 columns, JSON, Markdown, HTML
+  (with its charts), JUnit XML, and a diff of the run with itself (terminal, Markdown, HTML).
+  A suite stateval refuses is fine; once it loads, nothing may raise, the JSON and XML must
+  parse, and the terminal must show every field path of the table whole at 200 columns.
 
 Anything else is a defect; `Defect` carries it, with the stage it came from.
 """
@@ -35,6 +41,8 @@ __all__ = [
     "Defect",
     "llm_output",
     "llm_outputs",
+    "report_inputs",
+    "reports",
     "state",
     "state_inputs",
     "suite",
@@ -404,3 +412,120 @@ def suite(item: tuple[str, str, str, str], folder: Path | None = None) -> None:
         return
     except Exception as exc:
         raise Defect("load_suite", exc) from exc
+
+
+# -- target 4: renderers ------------------------------------------------------------------------
+
+_HOSTILE_SEGMENTS = st.sampled_from(
+    [
+        "[/]",
+        "[bold]x",
+        ":x:",
+        ":boom:",
+        "$\\frac$",
+        "$x_1$",
+        "<script>",
+        "a|b",
+        "`x`",
+        "&amp;",
+        "\u202eevil",
+        "\x1b[31m",
+        "]]>",
+        "%s",
+        "{0}",
+        "é",
+    ]
+)
+_SEGMENTS = _HOSTILE_SEGMENTS | st.text(
+    st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")).filter(lambda c: c != "."),
+    min_size=1,
+    max_size=8,
+)
+_REPORT_PATHS = st.lists(_SEGMENTS, min_size=1, max_size=3).map(".".join)
+_REPORT_VALUES = (
+    _HOSTILE_SEGMENTS | st.text(max_size=20) | st.integers(-(10**6), 10**6) | st.booleans()
+)
+
+
+@st.composite
+def report_inputs(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """(suite name, case id, expected state, actual state), flat, with hostile text."""
+    paths = draw(st.lists(_REPORT_PATHS, min_size=1, max_size=4, unique=True))
+    expected = {p: draw(_REPORT_VALUES) for p in paths}
+    actual = {p: draw(_REPORT_VALUES) if draw(st.booleans()) else expected[p] for p in paths}
+    return draw(_SEGMENTS), draw(_SEGMENTS), expected, actual
+
+
+def reports(item: tuple[str, str, dict[str, Any], dict[str, Any]], folder: Path) -> None:
+    """Run a one-case suite of ``item`` in ``folder`` and render it every way (see above)."""
+    import asyncio
+    import dataclasses
+    import io
+    import xml.etree.ElementTree as ET
+
+    from rich.console import Console
+
+    from stateval.mutators import PythonMutator
+    from stateval.regressions import diff_runs, local_run, markdown_diff, print_diff
+    from stateval.reports import (
+        diff_html_report,
+        html_report,
+        markdown_report,
+        print_summary,
+        write_json_report,
+        write_junit_report,
+    )
+    from stateval.run import run_suite, start_journal
+
+    name, case_id, expected, actual = item
+    for old in folder.iterdir():
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    data = {
+        "name": name,
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {
+            "inline": [{"id": case_id, "input": {"prompt": "x"}, "expected_post_state": expected}]
+        },
+    }
+    (folder / "suite.json").write_text(json.dumps(data), encoding="utf-8")
+    try:
+        loaded = load_suite(folder / "suite.json", load_mutator=False)
+        post = InterpretiveState.from_flat(actual)
+    except StatevalError:
+        return
+
+    def track(state: InterpretiveState, input: Any) -> InterpretiveState:
+        return post
+
+    stage = "run"
+    try:
+        suite = dataclasses.replace(loaded, mutator=PythonMutator(track))
+        journal = start_journal(folder / ".stateval", suite)
+        summary = asyncio.run(run_suite(suite, journal, concurrency=1)).summary
+        for width in (80, 200):
+            stage = f"terminal at {width} columns"
+            console = Console(record=True, width=width, file=io.StringIO())
+            print_summary(summary, console)
+            text = console.export_text()
+            if width == 200:
+                for row in summary.fields:
+                    if row.path not in text and "\x1b" not in row.path:
+                        raise AssertionError(f"field {row.path!r} not shown whole")
+        stage = "JSON"
+        write_json_report(summary, folder / "r.json")
+        json.loads((folder / "r.json").read_text(encoding="utf-8"))
+        stage = "Markdown"
+        markdown_report(summary)
+        stage = "HTML"
+        html_report(summary)
+        stage = "JUnit"
+        write_junit_report(summary, folder / "j.xml")
+        ET.parse(folder / "j.xml")
+        stage = "diff"
+        run = local_run(journal, suite)
+        diff = diff_runs(run, run, resamples=10)
+        print_diff(diff, Console(record=True, width=80, file=io.StringIO()))
+        markdown_diff(diff)
+        diff_html_report(diff)
+    except Exception as exc:
+        raise Defect(f"reports ({stage})", exc) from exc

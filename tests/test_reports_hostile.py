@@ -187,3 +187,25 @@ def test_run_and_rescore_print_hostile_paths_and_write_their_reports(
         assert "❌" not in result.stdout
         paths = {f["path"] for f in json.loads((tmp_path / "r.json").read_text())["fields"]}
         assert "notes.[/]" in paths
+
+
+def test_junit_report_of_a_case_id_with_an_escape_character_parses(tmp_path: Path) -> None:
+    # found by bench/fuzz.py's reports target: an ESC in a case id made the XML unreadable
+    data = {
+        "name": "esc",
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {
+            "inline": [
+                {"id": "\x1b[31mred", "input": {"prompt": "wrong"}, "expected_post_state": {"a": 1}}
+            ]
+        },
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(data))
+    suite = dataclasses.replace(
+        load_suite(tmp_path / "suite.json", load_mutator=False), mutator=PythonMutator(_tracker)
+    )
+    journal = start_journal(tmp_path / ".stateval", suite)
+    summary = asyncio.run(run_suite(suite, journal, concurrency=1)).summary
+    write_junit_report(summary, tmp_path / "j.xml")
+    names = [c.get("name") for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")]
+    assert names == ["\\x1b[31mred"]

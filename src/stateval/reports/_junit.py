@@ -6,6 +6,7 @@ report of 100,000 cases is never held in memory whole.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -85,15 +86,30 @@ def junit_xml(summary: RunSummary) -> ET.Element:
     return root
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """Serialised XML with the characters XML 1.0 cannot hold (``\\x1b`` in a case id, a lone
+    surrogate in a value) written as ``\\xNN`` / ``\\uNNNN``, so every parser reads the file.
+
+    Example:
+        >>> xml_safe('<testcase name="\x1b[31m" />')
+        '<testcase name="\\\\x1b[31m" />'
+    """
+    return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 def write_junit_report(summary: RunSummary, path: str | Path) -> None:
     """Write `junit_xml` to ``path``, one test case at a time."""
     root = _suite(summary)
     ET.indent(root)
     head = ET.tostring(root, encoding="unicode").removesuffix("</testsuite>\n</testsuites>")
     with atomic_file(path) as handle:
-        handle.write(("<?xml version='1.0' encoding='utf-8'?>\n" + head.rstrip()).encode())
+        handle.write(xml_safe("<?xml version='1.0' encoding='utf-8'?>\n" + head.rstrip()).encode())
         for score in summary.cases:
             case = _testcase(summary.suite_name, score)
             ET.indent(case, level=2)
-            handle.write(("\n    " + ET.tostring(case, encoding="unicode").rstrip()).encode())
+            text = "\n    " + ET.tostring(case, encoding="unicode").rstrip()
+            handle.write(xml_safe(text).encode())
         handle.write(b"\n  </testsuite>\n</testsuites>\n")

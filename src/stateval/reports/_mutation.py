@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from stateval.mutation import STATUSES, MutationReport
-from stateval.reports._atomic import atomic_file, write_atomically
+from stateval.reports._atomic import write_atomically
+from stateval.reports._junit import xml_safe
 
 __all__ = [
     "added_update_errors",
@@ -279,10 +280,10 @@ def mutation_junit_xml(report: MutationReport) -> ET.Element:
 
 def write_mutation_junit(report: MutationReport, path: str | Path) -> None:
     """Write `mutation_junit_xml` to ``path``."""
-    tree = ET.ElementTree(mutation_junit_xml(report))
-    ET.indent(tree)
-    with atomic_file(path) as handle:
-        tree.write(handle, encoding="utf-8", xml_declaration=True)
+    root = mutation_junit_xml(report)
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode")
+    write_atomically(path, "<?xml version='1.0' encoding='utf-8'?>\n" + xml_safe(text) + "\n")
 
 
 def write_mutation_json(report: MutationReport, path: str | Path) -> None:
