@@ -21,6 +21,8 @@ __all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun", "edit_c
 
 OP_PREFIX = "op:"
 
+_SHARED = {0.0: 0.0, 1.0: 1.0}  # the two scores most evaluations have, one object each
+
 
 def edit_counts(
     evaluations: Iterable[tuple[str, str | None]],
@@ -62,9 +64,9 @@ class Observation:
     def from_case_score(cls, score: CaseScore) -> Observation:
         """The observation of one scored case of a local run."""
         slot = score.evaluation("slot_accuracy")
-        # names interned: 100k cases share one string per evaluation name
+        # names interned and scores of 0 and 1 shared: 100k cases share one object for each
         return cls(
-            scores={intern(e.name): e.score for e in score.evaluations},
+            scores={intern(e.name): _SHARED.get(e.score, e.score) for e in score.evaluations},
             labels={intern(e.name): e.label for e in score.evaluations if e.label is not None},
             error=not score.ok,
             time_used=score.result.time_used,
