@@ -220,7 +220,8 @@ def test_a_resumed_annotations_upload_stores_each_annotation_once(
     experiment_id = journal.ack("experiment")["experiment_id"]  # type: ignore[index]
     annotations = _span_annotations(phoenix_url, journal)
     assert len(annotations) == N * FIELDS  # upserted, not doubled
-    assert len(_evaluations(phoenix_url, experiment_id)) == N * 4  # 3 case-level + check:f0
+    # 3 case-level + check:f0 + the edit operation op:add (an empty pre-state)
+    assert len(_evaluations(phoenix_url, experiment_id)) == N * 5
     final = Journal.open(root, journal.run_id)
     assert set(final.acked("annotations")) == {f"c{i}" for i in range(N)}
 

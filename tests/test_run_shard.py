@@ -119,8 +119,10 @@ def test_two_shard_processes_fill_one_experiment(tmp_path: Path, phoenix_url: st
     assert len({r["dataset_example_id"] for r in runs}) == n
     exported = _get(phoenix_url, f"/v1/experiments/{experiment_id}/json")
     names = [a["name"] for record in exported for a in record["annotations"]]
-    # state_accuracy, overall_match, changed_fields_accuracy, field:n, field:odd per case
-    assert len(names) == 5 * n
+    # state_accuracy, overall_match, changed_fields_accuracy, field:n, field:odd and the case's
+    # edit operation (op:add: its pre-state is empty) per case
+    assert len(names) == 6 * n
+    assert names.count("op:add") == n
 
     # Each shard's figures are kept apart (both survive their concurrent writes); the shared
     # experiment's top level holds no shard's partial figures.
