@@ -57,7 +57,7 @@ def _phoenix_binary() -> str:
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    for _ in range(480):
+    while True:  # until it answers or exits: a loaded machine starts it late, not never
         if proc.poll() is not None:
             raise RuntimeError(f"phoenix exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
         try:
@@ -66,7 +66,6 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    raise RuntimeError(f"phoenix at {url} did not become healthy")
 
 
 class RestartablePhoenix:
@@ -151,14 +150,12 @@ def _get(url: str, path: str, **params: Any) -> Any:
 
 
 def _trace_ids_in_phoenix(url: str, project: str, want: set[str]) -> set[str]:
-    found: set[str] = set()
-    for _ in range(120):  # span ingestion is asynchronous on the server
+    while True:  # span ingestion is asynchronous on the server: wait until they are all in
         spans = _get(url, f"/v1/projects/{project}/spans", limit=1000)["data"]
         found = {s["context"]["trace_id"] for s in spans if s["name"] == "stateval.mutate"}
         if want <= found:
-            break
+            return found
         time.sleep(0.5)
-    return found
 
 
 def test_spans_and_uploads_survive_phoenix_dying_mid_run(
@@ -167,14 +164,12 @@ def test_spans_and_uploads_survive_phoenix_dying_mid_run(
     project = _project(tmp_path, 12)
     proc = _stateval(project, "--phoenix-url", phoenix.url)
     journal_root = project / "home"
-    for _ in range(2400):
-        if _journaled(journal_root) >= 4:
-            break
+    while _journaled(journal_root) < 4 or not _uploading(journal_root):
+        assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    time.sleep(1.5)  # let the exporter and the uploads take what they can
     phoenix.kill()
     (project / "go").touch()
-    out, err = proc.communicate(timeout=600)
+    out, err = proc.communicate()
     assert proc.returncode == EXIT_INFRASTRUCTURE, err
     assert "Traceback" not in err
     assert "kept in the journal for --resume" in out
@@ -185,7 +180,7 @@ def test_spans_and_uploads_survive_phoenix_dying_mid_run(
 
     phoenix.start()
     resumed = _stateval(project, "--resume")
-    out, err = resumed.communicate(timeout=600)
+    out, err = resumed.communicate()
     assert resumed.returncode == EXIT_PASS, err
     assert "Phoenix: 12 of 12 cases delivered" in out
     journal = Journal.open(journal_root)
@@ -208,7 +203,7 @@ def test_resume_finds_the_experiment_whose_acknowledgement_was_lost(
     project = _project(tmp_path, 6)
     (project / "go").touch()
     first = _stateval(project, "--phoenix-url", phoenix.url)
-    _, err = first.communicate(timeout=600)
+    _, err = first.communicate()
     assert first.returncode == EXIT_PASS, err
     journal = Journal.open(project / "home")
     experiment = journal.ack("experiment")
@@ -221,7 +216,7 @@ def test_resume_finds_the_experiment_whose_acknowledgement_was_lost(
     journal.path.write_text("".join(lines[:cut]))
 
     resumed = _stateval(project, "--resume")
-    _, err = resumed.communicate(timeout=600)
+    _, err = resumed.communicate()
     assert resumed.returncode == EXIT_PASS, err
     again = Journal.open(project / "home").ack("experiment")
     assert again is not None
@@ -230,6 +225,15 @@ def test_resume_finds_the_experiment_whose_acknowledgement_was_lost(
     assert [e["id"] for e in experiments] == [experiment["experiment_id"]]
     runs = _get(phoenix.url, f"/v1/experiments/{experiment['experiment_id']}/runs")["data"]
     assert len(runs) == 6
+
+
+def _uploading(home: Path) -> bool:
+    """True once the run's experiment exists in Phoenix (its acknowledgement is journaled), so
+    uploads are under way when Phoenix is killed."""
+    try:
+        return Journal.open(home).ack("experiment") is not None
+    except JournalError:
+        return False
 
 
 def _journaled(home: Path) -> int:

@@ -183,7 +183,6 @@ def test_rescore_shows_the_summary_then_the_uploads_own_progress(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,  # one stream: the order of summary and upload lines shows
         text=True,
-        timeout=600,
         check=False,
     )
     assert done.returncode in (0, 1), done.stdout

@@ -62,7 +62,6 @@ def _stateval(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
         check=False,
     )
 

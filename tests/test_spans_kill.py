@@ -119,13 +119,9 @@ def test_spans_held_by_a_killed_run_are_recreated_on_resume(
     child = _stateval(project, "--phoenix-url", phoenix_url)
     home = project / "home"
     try:
-        for _ in range(2400):
-            if _journaled(home) == CASES:
-                break
+        while _journaled(home) < CASES:  # the condition, not a clock
             assert child.poll() is None, child.communicate()
             time.sleep(0.05)
-        else:
-            pytest.fail("the run never journaled its cases")
     finally:
         child.send_signal(signal.SIGKILL)
         child.communicate()
@@ -140,7 +136,7 @@ def test_spans_held_by_a_killed_run_are_recreated_on_resume(
 
     (project / "hold").unlink()
     resumed = _stateval(project, "--resume")
-    out, err = resumed.communicate(timeout=600)
+    out, err = resumed.communicate()
     assert resumed.returncode == EXIT_PASS, err
     assert f"{CASES} span(s) delivered" in out
     assert Journal.open(home).delivered_spans == set(spans)
@@ -157,6 +153,6 @@ def test_spans_held_by_a_killed_run_are_recreated_on_resume(
 
     # Every span is accounted for now: a further resume re-creates none.
     again = _stateval(project, "--resume")
-    out, err = again.communicate(timeout=600)
+    out, err = again.communicate()
     assert again.returncode == EXIT_PASS, err
     assert "; 0 span(s) delivered" in out
