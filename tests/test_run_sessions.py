@@ -90,7 +90,8 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     journal = start_journal(tmp_path / ".stateval", suite, phoenix_url=phoenix_url)
     target = PhoenixTarget(phoenix_url)
     status = _run(suite, journal, phoenix_url)
-    assert (status.episodes, status.session_annotations) == (2, 6)
+    # per episode: episode_success, first_divergence_turn, episode_accuracy, retention_at_5
+    assert (status.episodes, status.session_annotations) == (2, 8)
     run_id = journal.header.run_id
     sessions = {"a": f"a@{run_id}", "b": f"b@{run_id}"}
     trace_of = {case_id: journal.results[case_id]["trace_id"] for case_id in journal.results}
@@ -109,7 +110,13 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
         sessions["b"]: {trace_of["b-0"], trace_of["b-1"], trace_of["b-2"]},
     }
     got = {(n.session_id, n.name): n for n in notes}
-    assert len(got) == len(notes) == 6
+    assert len(got) == len(notes) == 8
+    assert {name for _, name in got} == {
+        "episode_success",
+        "first_divergence_turn",
+        "episode_accuracy",
+        "retention_at_5",
+    }
     experiment = journal.ack("experiment")
     assert experiment is not None
     success_b = got[(sessions["b"], "episode_success")]
@@ -137,7 +144,7 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     # acknowledged, so nothing is sent twice.
     again = _run(suite, Journal.open(tmp_path / ".stateval", run_id), phoenix_url)
     assert (again.episodes, again.session_annotations) == (0, 0)
-    assert len(asyncio.run(read_back())[1]) == 6
+    assert len(asyncio.run(read_back())[1]) == 8
 
     # A rescoring annotates the same sessions under its own experiment, beside the original.
     rescored = asyncio.run(
@@ -148,7 +155,7 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     notes = asyncio.run(read_back())[1]
     by_experiment = Counter(n.identifier for n in notes)
     assert len(by_experiment) == 2
-    assert set(by_experiment.values()) == {6}
+    assert set(by_experiment.values()) == {8}
     assert experiment["experiment_id"] in by_experiment
 
     # Phoenix's own Sessions page for the project lists both episodes with their annotations.
@@ -220,4 +227,4 @@ def test_stateval_run_says_how_many_episodes_were_scored_on_their_sessions(
     assert done.returncode in (0, 1), done.stderr
     out = " ".join(done.stdout.split())
     assert "Phoenix: 5 of 5 cases delivered" in out
-    assert "2 episode(s) scored on their sessions (6 session annotation(s))" in out
+    assert "2 episode(s) scored on their sessions (8 session annotation(s))" in out
