@@ -329,8 +329,8 @@ def test_a_killed_upload_is_finished_by_resume_exactly_once(
     assert sorted(new_calls) == sorted(set(journal.header.case_ids) - set(journal.results))
     final = Journal.open(root)
     assert final.complete
-    # state_accuracy, overall_match, changed_fields_accuracy, field:n, field:len
-    _check_uploaded_once(phoenix_url, final, n, names_per_run=5)
+    # state_accuracy, overall_match, changed_fields_accuracy, field:n, field:len, op:add
+    _check_uploaded_once(phoenix_url, final, n, names_per_run=6)
 
 
 def _closed_port() -> int:
@@ -359,7 +359,7 @@ def test_unreachable_phoenix_keeps_results_and_resume_uploads_them(
     assert resumed.returncode == 0, err
     assert "not uploaded" not in err
     assert len((project / "calls.log").read_text().split()) == n  # the mutator did not run again
-    _check_uploaded_once(phoenix_url, Journal.open(project / ".stateval"), n, names_per_run=5)
+    _check_uploaded_once(phoenix_url, Journal.open(project / ".stateval"), n, names_per_run=6)
 
 
 def test_without_a_configured_phoenix_the_cli_starts_and_reuses_an_embedded_one(
@@ -384,7 +384,7 @@ def test_without_a_configured_phoenix_the_cli_starts_and_reuses_an_embedded_one(
         assert found is not None, err
         url = found.group(1)
         assert f"Phoenix experiment: {url}/datasets/" in out, err
-        _check_uploaded_once(url, Journal.open(project / ".stateval"), 2, names_per_run=5)
+        _check_uploaded_once(url, Journal.open(project / ".stateval"), 2, names_per_run=6)
         code, out, _ = stateval("phoenix", "status")
         assert code == 0
         assert out.startswith(f"running at {url}")
