@@ -172,3 +172,43 @@ def test_a_collection_error_is_its_problem_lines_without_a_traceback(
     assert "Traceback" not in text
     assert "raise SuiteProblemsError" not in text
     assert "_suite.py" not in text  # no frames of stateval's own code
+
+
+SLOTS_MODULE = """
+from pathlib import Path
+
+Path(__file__).with_name("imported").write_text("slots.ref ran")
+if Path(__file__).with_name("broken").exists():
+    raise ZeroDivisionError("division by zero in the slot module")
+SLOTS = ["user.name", "user.city"]
+"""
+
+
+def test_collecting_imports_no_slots_ref_module_and_a_bad_one_fails_its_items_in_one_line(
+    pytester: pytest.Pytester, suites: Path
+) -> None:
+    name = "plugin_slots_" + re.sub(r"\W", "_", suites.name)
+    (suites / f"{name}.py").write_text(SLOTS_MODULE)
+    suite = yaml.safe_load((suites / "cities.stateval.yaml").read_text())
+    suite["slots"] = {"ref": f"{name}:SLOTS", "path": "."}
+    text = yaml.safe_dump(suite, sort_keys=False)
+    (suites / "cities.stateval.yaml").write_text(text)
+    suite_line = text.splitlines().index("  ref: " + suite["slots"]["ref"]) + 1
+
+    collected = pytester.runpytest("-p", PLUGIN, "--collect-only", "-q")
+    assert collected.ret == 0, collected.stdout.str()
+    collected.stdout.fnmatch_lines(["*cities.stateval.yaml::accuracy", "*::fields?user.*?"])
+    assert not (suites / "imported").exists()  # the suite's code did not run
+
+    (suites / "broken").write_text("")
+    result = pytester.runpytest("-p", PLUGIN)
+    result.assert_outcomes(failed=3)
+    assert (suites / "imported").exists()  # a run imports it, as stateval run does
+    text = result.stdout.str()
+    line = (
+        f"cities.stateval.yaml:{suite_line}: slots.ref: cannot load '{name}:SLOTS': "
+        f"importing {name!r} raised ZeroDivisionError: division by zero in the slot module"
+    )
+    assert text.count(line) == 3, text
+    assert "Traceback" not in text
+    assert "_python.py" not in text  # no frames of stateval's own code

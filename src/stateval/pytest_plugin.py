@@ -6,6 +6,9 @@ Installed with stateval (entry point ``pytest11``), so ``pytest suites/`` collec
 baseline is configured. The suite runs once per file, when its first item runs; a failing item
 shows the threshold line and the run's summary (and the diff, for the regression gate). pytest's
 own ``--junitxml`` reports the items, with each one's value and limit as properties.
+Collecting reads only the suite file's settings (`stateval.suite.read_suite_settings`): no case
+file, and none of the user's modules (``mutator.callable``, ``slots.ref``) is imported before an
+item runs; a suite that does not load is one line per problem, at collection or on each item.
 
 Options: ``--stateval-baseline RUN|EXPERIMENT`` (else the suite's
 ``thresholds.regressions.baseline``), ``--stateval-phoenix URL`` (default: none, the runs stay in
@@ -228,13 +231,12 @@ class SuiteFile(pytest.File):
         """An item per threshold the suite sets (``run`` when it sets none)."""
         from stateval.errors import StatevalError
         from stateval.run import threshold_names
-        from stateval.suite import load_suite
+        from stateval.suite import read_suite_settings
 
-        try:
-            suite = load_suite(self.path, load_mutator=False)
+        try:  # the settings alone: collecting runs no code of the user's (mutator, slots.ref)
+            spec = read_suite_settings(self.path).thresholds
         except StatevalError as exc:  # its problem lines, not a traceback through stateval
             raise self.CollectError(str(exc)) from None
-        spec = suite.thresholds
         names = threshold_names(spec)
         if not names:
             names.append("run")

@@ -48,6 +48,7 @@ from stateval.suite._monitor import (
     TracesSpec,
     load_monitor,
 )
+from stateval.suite._settings import read_suite_settings
 from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError
 from stateval.suite._suite import (
     Cases,
@@ -97,6 +98,7 @@ __all__ = [
     "TracesSpec",
     "load_monitor",
     "load_suite",
+    "read_suite_settings",
     "review_status",
     "suite_json_schema",
 ]

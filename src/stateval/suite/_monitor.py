@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +39,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from stateval.checks import Criterion
 from stateval.compare import FieldPolicies, MatchPolicyModel
 from stateval.errors import SuiteProblemsError
-from stateval.suite._cases import display_path, format_problem, line_locator
-from stateval.suite._env import expand_environment
+from stateval.suite._cases import format_problem, line_locator
 from stateval.suite._llm import build_judge_client
 from stateval.suite._models import (
     JudgeSpec,
@@ -50,12 +48,11 @@ from stateval.suite._models import (
     ThresholdsSpec,
     _Strict,
 )
+from stateval.suite._settings import read_suite_document, suite_problems
 from stateval.suite._slot_schema import SlotSchema
 from stateval.suite._suite import (
     _load_checks,
     _load_slots,
-    _read_suite_data,
-    _suite_problems,
 )
 
 if TYPE_CHECKING:
@@ -236,23 +233,13 @@ def load_monitor(path: str | Path, *, build_judge: bool = True) -> Monitor:
         SuiteProblemsError: One line per problem, naming file, line and key.
     """
     path = Path(path)
-    label = display_path(path)
-    data, text = _read_suite_data(path, label)
+    document = read_suite_document(path, "monitor")
+    label, data, text = document.label, document.data, document.text
     locate = line_locator(text)
-    if not isinstance(data, dict):
-        raise SuiteProblemsError([format_problem(label, 1, None, None, "a monitor is a mapping")])
-    data, env_problems = expand_environment(data, os.environ)
-    if env_problems:
-        raise SuiteProblemsError(
-            [
-                format_problem(label, locate(loc), None, loc, message)
-                for loc, message in env_problems
-            ]
-        )
     try:
         model = MonitorModel.model_validate(data)
     except ValidationError as exc:
-        raise SuiteProblemsError(_suite_problems(exc, data, text, label)) from exc
+        raise SuiteProblemsError(suite_problems(exc, document)) from exc
     problems: list[str] = []
     _threshold_problems(model, label, locate, problems)
     if model.judged and model.judge is None:

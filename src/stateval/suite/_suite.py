@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,22 +49,18 @@ from stateval.suite._case import Case
 from stateval.suite._case_audit import CaseAudit
 from stateval.suite._cases import (
     CaseFileRef,
-    Loc,
     build_cases,
     display_path,
     format_problem,
     inline_records,
     line_locator,
-    pydantic_message,
     read_case_file,
 )
 from stateval.suite._documents import (
     DocumentError,
-    parse_json,
     parse_yaml,
     read_document,
 )
-from stateval.suite._env import expand_environment
 from stateval.suite._episodes import EpisodeIndexer, Episodes
 from stateval.suite._llm import build_judge
 from stateval.suite._models import (
@@ -79,6 +74,7 @@ from stateval.suite._models import (
     ThresholdsSpec,
 )
 from stateval.suite._mutator_build import build_mutator, check_mutator
+from stateval.suite._settings import read_suite_document, suite_problems
 from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, plain_slot_list, slot_paths
 from stateval.suite._source import Cases, MemoryCases
 
@@ -185,40 +181,6 @@ def suite_json_schema() -> dict[str, Any]:
     return SuiteModel.model_json_schema()
 
 
-def _read_suite_data(path: Path, label: str) -> tuple[object, str]:
-    try:
-        text = read_document(path)
-    except DocumentError as exc:
-        line = format_problem(label, None, None, None, f"cannot read: {exc.message}")
-        raise SuiteProblemsError([line]) from None
-    try:
-        if path.suffix.lower() == ".json":
-            return parse_json(text), text
-        return parse_yaml(text), text
-    except DocumentError as exc:
-        line = format_problem(label, exc.line, None, None, exc.message)
-        raise SuiteProblemsError([line]) from None
-
-
-def _suite_problems(exc: ValidationError, data: object, text: str, label: str) -> list[str]:
-    locate = line_locator(text)
-    out = []
-    for error in exc.errors():
-        loc: Loc = tuple(error["loc"])
-        case_id = None
-        shown: Loc = loc
-        if loc[:2] == ("cases", "inline") and len(loc) > 2 and isinstance(loc[2], int):
-            items = data.get("cases", {}).get("inline", []) if isinstance(data, dict) else []
-            item = items[loc[2]] if loc[2] < len(items) else None
-            if isinstance(item, dict) and isinstance(item.get("id"), str | int):
-                case_id = str(item["id"])
-                shown = loc[3:]
-        if loc[:1] == ("mutator",) and len(loc) > 1 and loc[1] in ("python", "llm"):
-            loc = shown = ("mutator", *loc[2:])
-        out.append(format_problem(label, locate(loc), case_id, shown, pydantic_message(error)))
-    return out
-
-
 def _hash(data: object) -> str:
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -242,24 +204,13 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         SuiteProblemsError: One line per problem, naming file, line or case, and field.
     """
     path = Path(path)
-    label = display_path(path)
-    data, text = _read_suite_data(path, label)
-    if not isinstance(data, dict):
-        raise SuiteProblemsError([format_problem(label, 1, None, None, "a suite is a mapping")])
-    data, env_problems = expand_environment(data, os.environ)
-    if env_problems:
-        locate = line_locator(text)
-        raise SuiteProblemsError(
-            [
-                format_problem(label, locate(loc), None, loc, message)
-                for loc, message in env_problems
-            ]
-        )
+    document = read_suite_document(path)
+    label, data, text = document.label, document.data, document.text
     base = path.resolve().parent
     try:
         model = SuiteModel.model_validate(data)
     except ValidationError as exc:
-        problems = _suite_problems(exc, data, text, label)
+        problems = suite_problems(exc, document)
         # Report the case file's problems in the same pass when the cases section is valid.
         if not any(e["loc"][:1] == ("cases",) for e in exc.errors()):
             _load_cases(_cases_spec(data), data, text, base, label, problems, _episodes_spec(data))
