@@ -194,6 +194,7 @@ def test_the_multiwoz_example_report_matches_the_schema_with_slices(tmp_path: Pa
         "wrong_value": "fp_and_fn",
         "averaging": "case",
         "slot_schema": True,
+        "convention": None,
     }
     dialogues = report["slices"]["metadata.dialogue_id"]
     assert sum(s["n_cases"] for s in dialogues.values()) == 30

@@ -12,6 +12,10 @@ This is where a field's expected and actual values are judged, and where every s
   aggregates many comparisons (slot metrics, per-field aggregates); ``_field_metrics.py`` gives
   each field of a case its outcome (correct, wrong, missing, extra, absent) and value credit;
   ``_run_metrics.py`` counts them into run, field and slice figures;
+- ``_conventions.py`` is the table of published scorers' conventions (``metrics: {convention:
+  sgd}``: scope, matching, aggregation, reported names; one entry per convention) and of slot
+  matchings; ``_unit_metrics.py`` counts a convention's figures over turns or service frames;
+  ``_fuzzywuzzy.py`` gives fuzzywuzzy's scores as those scorers call them;
 - ``_edits.py`` names each field's expected and actual edit operation (keep, add, update,
   delete) and the error when they differ (stale, clobber, missed delete...);
   ``_edit_matrix.py`` counts them into a run's matrix and rates;
@@ -27,6 +31,15 @@ from stateval.compare._comparison import (
     StateComparison,
     compare_field,
     compare_states,
+)
+from stateval.compare._conventions import (
+    CONVENTIONS,
+    SLOT_SCORERS,
+    Convention,
+    SlotPair,
+    SlotScorer,
+    report_prefix,
+    resolve_options,
 )
 from stateval.compare._delta import DeltaComparison, compare_delta, split_delta
 from stateval.compare._edit_matrix import EDIT_OPS, EditCounts, EditMatrix, EditTally
@@ -95,18 +108,31 @@ from stateval.compare._scores import (
     view_accuracy,
 )
 from stateval.compare._typed import COMPARATORS
+from stateval.compare._unit_metrics import (
+    FIGURES,
+    ConventionMetrics,
+    SlotInfo,
+    SlotScore,
+    UnitAccumulator,
+    reported_figures,
+)
 
 __all__ = [
     "CELLS",
     "COMPARATORS",
+    "CONVENTIONS",
     "EDIT_OPS",
     "FIELD_PREFIX",
+    "FIGURES",
     "NORMALIZERS",
     "SCORED_OPS",
+    "SLOT_SCORERS",
     "STATE_SCORES",
     "CaseMetrics",
     "CaseScores",
     "ConfidenceMode",
+    "Convention",
+    "ConventionMetrics",
     "DateOrder",
     "DeltaComparison",
     "EditCounts",
@@ -131,10 +157,15 @@ __all__ = [
     "RecordAlignment",
     "RunMetrics",
     "ScoreValue",
+    "SlotInfo",
     "SlotMetrics",
     "SlotOutcome",
+    "SlotPair",
+    "SlotScore",
+    "SlotScorer",
     "StateComparison",
     "SubOutcome",
+    "UnitAccumulator",
     "align_records",
     "case_metrics",
     "case_outcomes",
@@ -155,6 +186,9 @@ __all__ = [
     "path_matches",
     "policy_options",
     "prf",
+    "report_prefix",
+    "reported_figures",
+    "resolve_options",
     "score_comparison",
     "slice_values",
     "slot_counts",

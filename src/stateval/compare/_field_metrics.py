@@ -47,56 +47,23 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
+from stateval.compare._metric_options import MetricOptions, WrongValue
 from stateval.compare._policy import MatchPolicy
 
 __all__ = [
-    "Averaging",
     "CaseMetrics",
     "FieldMetrics",
-    "ListCredit",
     "MetricOptions",
     "Outcome",
     "SlotOutcome",
-    "WrongValue",
     "case_metrics",
     "case_outcomes",
     "list_f1",
     "prf",
 ]
-
-ListCredit: TypeAlias = Literal["all_or_nothing", "partial"]
-WrongValue: TypeAlias = Literal["fp_and_fn", "fp"]
-Averaging: TypeAlias = Literal["micro", "case"]
-
-
-@dataclass(frozen=True, slots=True)
-class MetricOptions:
-    """Scorer conventions (see docs/concepts.md, "Scorer conventions").
-
-    Attributes:
-        list_credit: ``all_or_nothing``: a list-valued field is right or wrong as a whole;
-            ``partial``: a wrong one earns its list F1 in value precision / recall / F1.
-        wrong_value: ``fp_and_fn``: a wrong value is a false positive and a false negative;
-            ``fp``: only a false positive (DSTC10 Track 2).
-        averaging: ``micro``: pool the counts of every case; ``case``: mean of each case's
-            precision, recall and F1 (TRADE).
-    """
-
-    list_credit: ListCredit = "all_or_nothing"
-    wrong_value: WrongValue = "fp_and_fn"
-    averaging: Averaging = "micro"
-
-    def __post_init__(self) -> None:
-        for name, allowed in (
-            ("list_credit", ("all_or_nothing", "partial")),
-            ("wrong_value", ("fp_and_fn", "fp")),
-            ("averaging", ("micro", "case")),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
 class Outcome(StrEnum):

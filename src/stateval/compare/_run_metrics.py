@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,11 +32,10 @@ from stateval.compare._field_metrics import (
     case_metrics,
     prf,
 )
+from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_values
+from stateval.compare._unit_metrics import ConventionMetrics, SlotInfo, UnitAccumulator
 
 __all__ = ["MISSING_SLICE", "MetricsAccumulator", "RunMetrics", "lookup", "slice_values"]
-
-MISSING_SLICE = "(none)"
-"""The slice value of a case whose metadata lacks the slice key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +56,8 @@ class RunMetrics:
         slices: ``{slice key: {slice value: RunMetrics}}``.
         options: The scorer conventions used.
         has_schema: Whether a slot schema was given (both-absent is counted).
+        convention: A convention's figures (``metrics.convention`` or its settings), named
+            after it; None when none is asked for.
     """
 
     n_cases: int
@@ -72,6 +73,7 @@ class RunMetrics:
     slices: Mapping[str, Mapping[str, RunMetrics]] = field(default_factory=dict)
     options: MetricOptions = field(default_factory=MetricOptions)
     has_schema: bool = False
+    convention: ConventionMetrics | None = None
 
     def worst_fields(self, limit: int | None = None) -> list[FieldMetrics]:
         """Fields worst first (see `FieldMetrics.rank_key`)."""
@@ -90,6 +92,7 @@ class RunMetrics:
             "fn": self.fn,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+            **({} if self.convention is None else self.convention.figures),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,47 +104,13 @@ class RunMetrics:
                 "wrong_value": self.options.wrong_value,
                 "averaging": self.options.averaging,
             },
+            "convention": None if self.convention is None else self.convention.to_dict(),
             "fields": [f.to_dict() for f in self.worst_fields()],
             "slices": {
                 key: {value: m.to_dict() for value, m in groups.items()}
                 for key, groups in self.slices.items()
             },
         }
-
-
-def lookup(metadata: Mapping[str, Any], key: str) -> tuple[bool, Any]:
-    """``(found, value)`` of a dotted key (``metadata.`` prefix optional) in case metadata."""
-    node: Any = metadata
-    for part in key.removeprefix("metadata.").split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def slice_values(metadata: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    """The slice values of a case for ``key`` (``metadata.service``, ``metadata.a.b``).
-
-    The key is a dotted path into the case metadata (the ``metadata.`` prefix is optional). A
-    list value puts the case in one slice per distinct item; a missing key in slice ``(none)``.
-
-    >>> slice_values({"services": ["hotel", "taxi"]}, "metadata.services")
-    ('hotel', 'taxi')
-    >>> slice_values({}, "metadata.domain")
-    ('(none)',)
-    """
-    found, node = lookup(metadata, key)
-    if not found:
-        return (MISSING_SLICE,)
-    items = node if isinstance(node, list) else [node]
-    out = dict.fromkeys(_slice_text(v) for v in items)
-    return tuple(out) or (MISSING_SLICE,)
-
-
-def _slice_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 _KIND = {kind: i for i, kind in enumerate(Outcome)}
@@ -187,6 +156,10 @@ class MetricsAccumulator:
         slices: Slice keys (dotted paths into case metadata).
         active_slots: Given a case's metadata, the schema slots in play in that case (default:
             every slot); slots of services not in play are not counted as both-absent.
+        slot_info: The schema's slots with their service and kind, for a convention's figures
+            (``options.scope`` set; default: ``slots`` without services).
+        services_key: The case metadata key naming a case's services (its frames).
+        seen_services: Services seen in training (a convention's ``seen`` slice).
     """
 
     def __init__(
@@ -195,6 +168,9 @@ class MetricsAccumulator:
         options: MetricOptions | None = None,
         slices: Sequence[str] = (),
         active_slots: Callable[[Mapping[str, Any]], Collection[str]] | None = None,
+        slot_info: Sequence[SlotInfo] | None = None,
+        services_key: str | None = None,
+        seen_services: Collection[str] | None = None,
     ) -> None:
         if isinstance(slots, str):
             raise TypeError("slots must be a sequence of slot paths, not a string")
@@ -208,9 +184,16 @@ class MetricsAccumulator:
         self._tp = self._fp = self._fn = 0.0
         self._case_p = self._case_r = self._case_f1 = 0.0
         self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
+        self._units: UnitAccumulator | None = None
+        if self.options.scope is not None:
+            info = slot_info if slot_info is not None else [SlotInfo(p) for p in self.slots or ()]
+            self._units = UnitAccumulator(
+                self.options, info, services_key, self.slice_keys, seen_services
+            )
 
     def _child(self) -> MetricsAccumulator:
-        child = MetricsAccumulator(self.slots, self.options)
+        # a convention's figures are sliced by its own unit accumulator
+        child = MetricsAccumulator(self.slots, dataclasses.replace(self.options, scope=None))
         child._active = self._active
         return child
 
@@ -221,11 +204,26 @@ class MetricsAccumulator:
         meta = metadata or {}
         in_play = None if self.slots is None or self._active is None else self._active(meta)
         case = case_metrics(comparison, slots=self.slots, in_play=in_play, options=self.options)
-        self.add_case(case, meta)
+        self._count_slices(case, meta)
+        if self._units is not None:
+            self._units.add(comparison, meta, in_play)
         return case
 
-    def add_case(self, case: CaseMetrics, metadata: Mapping[str, Any] | None = None) -> None:
-        """Count a case whose `CaseMetrics` are already known."""
+    def add_case(
+        self,
+        case: CaseMetrics,
+        metadata: Mapping[str, Any] | None = None,
+        comparison: StateComparison | None = None,
+    ) -> None:
+        """Count a case whose `CaseMetrics` are already known (its ``comparison`` is needed
+        only for a convention's figures)."""
+        meta = metadata or {}
+        self._count_slices(case, meta)
+        if self._units is not None and comparison is not None:
+            in_play = None if self.slots is None or self._active is None else self._active(meta)
+            self._units.add(comparison, meta, in_play)
+
+    def _count_slices(self, case: CaseMetrics, metadata: Mapping[str, Any]) -> None:
         self._count(case)
         for key, groups in self._slices.items():
             for value in slice_values(metadata or {}, key):
@@ -303,4 +301,5 @@ class MetricsAccumulator:
             },
             options=self.options,
             has_schema=schema,
+            convention=None if self._units is None else self._units.result(),
         )

@@ -132,6 +132,8 @@ def print_summary(summary: RunSummary, console: Console, *, max_fields: int = 25
     if summary.joint_goal_accuracy is not None:
         headline.add_row("joint goal accuracy", _pct(summary.joint_goal_accuracy))
         headline.add_row("slot accuracy", _pct(summary.slot_accuracy))
+    for name, value in summary.convention_figures().items():
+        headline.add_row(name.replace("_", " "), _pct(value))
     console.print(headline)
     if summary.fields:
         table, dropped = _field_table(summary.fields, max_fields, console.width)

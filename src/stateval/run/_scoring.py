@@ -18,6 +18,7 @@ from stateval.compare import (
     FieldPolicies,
     MetricOptions,
     MetricsAccumulator,
+    SlotInfo,
     StateComparison,
     case_metrics,
     compare_states,
@@ -48,7 +49,9 @@ class Scoring:
         schema: The slot schema with services (active services per case), or None.
         services_key: The case metadata key listing the services in play in a case.
         slices: Case metadata keys every metric is broken down by.
-        metric_options: Scorer conventions of value precision / recall / F1.
+        metric_options: Scorer conventions of value precision / recall / F1 and a
+            published scorer's figures.
+        seen_services: Services seen in training (the ``seen`` slice of frame figures).
     """
 
     policies: FieldPolicies = field(default_factory=FieldPolicies)
@@ -59,6 +62,7 @@ class Scoring:
     services_key: str | None = None
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    seen_services: frozenset[str] | None = None
     _scored_slots: tuple[str, ...] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -78,6 +82,7 @@ class Scoring:
             suite.services_key,
             suite.slices,
             suite.metric_options,
+            suite.seen_services,
         )
 
     @property
@@ -114,11 +119,23 @@ class Scoring:
 
     def accumulator(self) -> MetricsAccumulator:
         """An empty accumulator of this scoring's run metrics."""
+        scored = self.scored_slots
+        info = None
+        if self.schema is not None and scored is not None:
+            kept = frozenset(scored)
+            info = [
+                SlotInfo(s.path, s.service, s.categorical)
+                for s in self.schema.slots
+                if s.path in kept
+            ]
         return MetricsAccumulator(
-            self.scored_slots,
+            scored,
             self.metric_options,
             self.slices,
             active_slots=None if self.services_key is None else self._in_play,
+            slot_info=info,
+            services_key=self.services_key,
+            seen_services=self.seen_services,
         )
 
     def _in_play(self, metadata: Mapping[str, Any]) -> tuple[str, ...]:

@@ -241,8 +241,15 @@ class RunSummary:
             "value_f1": self.value_f1,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+            **self.convention_figures(),
             **episodes,
         }
+
+    def convention_figures(self) -> dict[str, float | None]:
+        """A published scorer's figures (``metrics.convention``), each named after the
+        convention it follows (``sgd_joint_goal_accuracy``); empty when none is asked for."""
+        found = None if self.metrics is None else self.metrics.convention
+        return {} if found is None else dict(found.figures)
 
     def _weighted(self) -> dict[str, float]:
         value = self.mean_weighted_state_accuracy
@@ -344,6 +351,7 @@ class RunSummary:
             "value_f1": self.value_f1,
             "joint_goal_accuracy": self.joint_goal_accuracy,
             "slot_accuracy": self.slot_accuracy,
+            **self.convention_figures(),
             "conventions": _conventions(self.metrics),
             "mean_time": self.mean_time,
             "experiment_url": self.experiment_url,
@@ -394,6 +402,9 @@ def _conventions(metrics: RunMetrics | None) -> dict[str, Any]:
         "wrong_value": options.wrong_value,
         "averaging": options.averaging,
         "slot_schema": metrics is not None and metrics.has_schema,
+        "convention": None
+        if metrics is None or metrics.convention is None
+        else metrics.convention.to_dict(),
     }
 
 

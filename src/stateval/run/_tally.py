@@ -100,7 +100,9 @@ class RunTally:
         Returns the episode the case completes, if it does."""
         self.n += 1
         comparison = score.comparison
-        self.metrics.add_case(score.metrics_under(self.scoring, case), case.metadata)
+        self.metrics.add_case(
+            score.metrics_under(self.scoring, case), case.metadata, score.comparison
+        )
         self.matching += comparison.counts["matching"]
         self.expected += comparison.n_expected
         overall = score.overall_match

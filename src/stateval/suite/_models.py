@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from stateval.checks import Criterion
 from stateval.compare import MatchPolicyModel
 from stateval.suite._case import UNREVIEWED, review_status
+from stateval.suite._metrics import MetricsSpec
 from stateval.upload import UploadMode
 
 __all__ = [
@@ -379,23 +380,6 @@ class ThresholdsSpec(_Strict):
         default=None,
         description="Minimums every turn index must reach, e.g. {joint_goal_accuracy: 0.5} "
         "(needs 'episodes').",
-    )
-
-
-class MetricsSpec(_Strict):
-    """Scorer conventions of value precision / recall / F1 (docs/concepts.md, "Scorer
-    conventions")."""
-
-    list_credit: Literal["all_or_nothing", "partial"] = Field(
-        default="all_or_nothing",
-        description="partial: a wrong list-valued field earns the F1 of its value list.",
-    )
-    wrong_value: Literal["fp_and_fn", "fp"] = Field(
-        default="fp_and_fn",
-        description="fp: a wrong value is a false positive only (DSTC10 Track 2).",
-    )
-    averaging: Literal["micro", "case"] = Field(
-        default="micro", description="case: the mean of each case's P/R/F1 (TRADE)."
     )
 
 

@@ -63,6 +63,7 @@ from stateval.suite._documents import (
 )
 from stateval.suite._episodes import EpisodeIndexer, Episodes
 from stateval.suite._llm import build_judge
+from stateval.suite._metric_settings import metric_settings
 from stateval.suite._models import (
     CasesSpec,
     EpisodesSpec,
@@ -125,7 +126,9 @@ class Suite:
         slot_schema: The slot schema with its services, when set.
         services_key: The case metadata key listing the services in play in a case.
         slices: Case metadata keys every metric is broken down by.
-        metric_options: Scorer conventions of value precision / recall / F1.
+        metric_options: Scorer conventions of value precision / recall / F1 and a published
+            scorer's figures (``metrics:``).
+        seen_services: Services seen in training (``metrics.seen_services``), or None.
         episodes: The cases' episodes (``episodes:``), each one's case ids in turn order; None
             when the suite does not group its cases.
         drafts: The ids of the unreviewed drafts left out of the cases (exported from
@@ -152,6 +155,7 @@ class Suite:
     services_key: str | None = None
     slices: tuple[str, ...] = ()
     metric_options: MetricOptions = field(default_factory=MetricOptions)
+    seen_services: frozenset[str] | None = None
     episodes: Episodes | None = None
     drafts: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -232,6 +236,9 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         problems.append(format_problem(label, line_locator(text)(("cases",)), None, "cases", why))
     problems.extend(slot_problems)
     checks = _load_checks(model.checks, label, line_locator(text), problems)
+    metric_options, seen_services = metric_settings(
+        model.metrics, schema, base, label, line_locator(text), problems
+    )
     if not problems:
         problems.extend(audit.pattern_problems(slots or (), label, line_locator(text)))
     if not problems:
@@ -293,9 +300,8 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         slot_schema=schema,
         services_key=model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None,
         slices=tuple(model.slices),
-        metric_options=MetricOptions(
-            model.metrics.list_credit, model.metrics.wrong_value, model.metrics.averaging
-        ),
+        metric_options=metric_options,
+        seen_services=seen_services,
         episodes=episodes,
     )
 

@@ -1,0 +1,325 @@
+"""A convention's figures (``_conventions.py``), counted unit by unit in one pass.
+
+A **unit** is a turn (``scope: turn``: the case's scored slots in play) or a service frame
+(``scope: frame``: each service the case names under ``services_key``, with every schema slot of
+that service; a case that names none has one frame per service of the slots its expected state
+holds). Slots of services outside a case's frames are not seen, as SGD's scorer does not see
+them. Each slot of a unit gets a `SlotScore`; each figure of `FIGURES` turns a unit's slot
+scores into a ratio ``(numerator, denominator)``, or None when it is not defined for the unit
+(SGD's ``NA``: no categorical slot, no slot in the reference...). ``aggregation: unit_mean``
+averages the units' ratios (SGD's macro mean over frames), ``pooled`` divides the summed
+numerators by the summed denominators. A figure no unit defines is None.
+
+Every figure is also given per slice: the suite's ``slices`` (case metadata keys) and, with
+frame scope, ``service``, ``domain`` (the service name up to its first ``_``, as SGD's scorer
+splits it) and, given the seen services, ``seen`` (``seen`` / ``unseen``).
+
+Example:
+    >>> from stateval.compare import compare_states, resolve_options
+    >>> from stateval.state import InterpretiveState
+    >>> slots = (SlotInfo("hotel.area", "hotel", True), SlotInfo("hotel.name", "hotel"))
+    >>> acc = UnitAccumulator(resolve_options("sgd"), slots, services_key="metadata.services")
+    >>> gold = InterpretiveState.from_flat({"hotel.area": ["north"], "hotel.name": ["Grand Inn"]})
+    >>> pred = InterpretiveState.from_flat({"hotel.area": "north", "hotel.name": "grand hotel"})
+    >>> acc.add(compare_states(gold, pred), {"services": ["hotel"]})
+    >>> figures = acc.result().figures
+    >>> figures["sgd_joint_goal_accuracy"], figures["sgd_average_goal_accuracy"]
+    (0.6, 0.8)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from stateval.compare._comparison import StateComparison
+from stateval.compare._conventions import CONVENTIONS, SLOT_SCORERS, SlotPair, report_prefix
+from stateval.compare._metric_options import MetricOptions
+from stateval.compare._run_slices import lookup, slice_values
+
+__all__ = [
+    "FIGURES",
+    "ConventionMetrics",
+    "SlotInfo",
+    "SlotScore",
+    "UnitAccumulator",
+    "reported_figures",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotInfo:
+    """A schema slot as a convention sees it.
+
+    Attributes:
+        path: The slot's field path.
+        service: The service it belongs to (None in a plain slot list).
+        categorical: Whether its values come from a closed list.
+    """
+
+    path: str
+    service: str | None = None
+    categorical: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SlotScore:
+    """One slot of one unit.
+
+    Attributes:
+        score: In [0, 1]: 1 when neither state holds it, 0 when one does, else its matching's.
+        active: The expected state holds it (SGD: "present in the reference").
+        predicted: The actual state holds it.
+        categorical: As the schema says.
+    """
+
+    score: float
+    active: bool
+    predicted: bool
+    categorical: bool
+
+
+Ratio = tuple[float, float] | None
+Figure = Callable[[Sequence[SlotScore]], Ratio]
+
+
+def _joint(scores: Iterable[SlotScore]) -> Ratio:
+    values = [s.score for s in scores]
+    return (math.prod(values), 1.0) if values else None
+
+
+def _mean(scores: Iterable[SlotScore]) -> Ratio:
+    values = [s.score for s in scores]
+    return (math.fsum(values), float(len(values))) if values else None
+
+
+def _value(den: Callable[[SlotScore], int], weight: float = 1.0) -> Figure:
+    def figure(scores: Sequence[SlotScore]) -> Ratio:
+        credit = math.fsum(s.score for s in scores if s.active and s.predicted)
+        n = sum(den(s) for s in scores)
+        return (weight * credit, float(n)) if n else None
+
+    return figure
+
+
+FIGURES: Mapping[str, Figure] = MappingProxyType(
+    {
+        "joint_goal_accuracy": lambda s: _joint(s),
+        "average_goal_accuracy": lambda s: _mean(x for x in s if x.active),
+        "joint_cat_accuracy": lambda s: _joint(x for x in s if x.categorical),
+        "average_cat_accuracy": lambda s: _mean(x for x in s if x.active and x.categorical),
+        "joint_noncat_accuracy": lambda s: _joint(x for x in s if not x.categorical),
+        "average_noncat_accuracy": lambda s: _mean(x for x in s if x.active and not x.categorical),
+        "slot_accuracy": lambda s: _mean(s),
+        "value_precision": _value(lambda x: int(x.predicted)),
+        "value_recall": _value(lambda x: int(x.active)),
+        "value_f1": _value(lambda x: int(x.predicted) + int(x.active), 2.0),
+    }
+)
+"""Each figure of a unit from its slot scores: joint goal (the product), average goal (the mean
+over slots the expected state holds), their categorical / free-form splits, slot accuracy (the
+mean over every slot) and value P/R/F1 (score credit of slots both hold over predicted / expected
+slots)."""
+
+
+def reported_figures(options: MetricOptions) -> tuple[str, ...]:
+    """The figures ``options`` report: the convention's, or every figure without one."""
+    entry = None if options.convention is None else CONVENTIONS.get(options.convention)
+    return tuple(FIGURES) if entry is None else entry.reported
+
+
+@dataclass(frozen=True, slots=True)
+class ConventionMetrics:
+    """A convention's figures over a run.
+
+    Attributes:
+        name: The prefix of the names (the convention's, or ``custom``).
+        options: The settings they follow.
+        n_units: Units (turns or frames) scored.
+        figures: Reported name -> value (None when no unit defines it).
+        slices: ``{slice key: {slice value: {reported name: value}}}``.
+    """
+
+    name: str
+    options: MetricOptions
+    n_units: int
+    figures: Mapping[str, float | None]
+    slices: Mapping[str, Mapping[str, Mapping[str, float | None]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        entry = None if self.options.convention is None else CONVENTIONS.get(self.name)
+        return {
+            "name": self.name,
+            "source": None if entry is None else entry.source,
+            "scope": self.options.scope,
+            "matching": self.options.matching,
+            "joint": self.options.joint,
+            "aggregation": self.options.aggregation,
+            "n_units": self.n_units,
+            "figures": dict(self.figures),
+            "slices": {k: {v: dict(f) for v, f in g.items()} for k, g in self.slices.items()},
+        }
+
+
+class _Sums:
+    """One group's running sums per figure: numerators, denominators, ratios, defined units."""
+
+    __slots__ = ("den", "n", "num", "ratio")
+
+    def __init__(self, n_figures: int) -> None:
+        self.num = [0.0] * n_figures
+        self.den = [0.0] * n_figures
+        self.ratio = [0.0] * n_figures
+        self.n = [0] * n_figures
+
+    def add(self, ratios: Sequence[Ratio]) -> None:
+        for i, r in enumerate(ratios):
+            if r is not None and r[1]:
+                self.num[i] += r[0]
+                self.den[i] += r[1]
+                self.ratio[i] += r[0] / r[1]
+                self.n[i] += 1
+
+    def values(self, pooled: bool) -> list[float | None]:
+        if pooled:
+            return [num / den if den else None for num, den in zip(self.num, self.den, strict=True)]
+        return [total / n if n else None for total, n in zip(self.ratio, self.n, strict=True)]
+
+
+class UnitAccumulator:
+    """Counts a convention's figures case by case (see the module docstring).
+
+    Args:
+        options: The settings (``options.scope`` must be set).
+        slots: The scored schema slots, in schema order.
+        services_key: The case metadata key naming a case's services (its frames).
+        slices: Case metadata keys to break the figures down by.
+        seen_services: Services seen in training (adds the ``seen`` slice), or None.
+    """
+
+    def __init__(
+        self,
+        options: MetricOptions,
+        slots: Sequence[SlotInfo],
+        services_key: str | None = None,
+        slices: Sequence[str] = (),
+        seen_services: Collection[str] | None = None,
+    ) -> None:
+        if options.scope is None:
+            raise ValueError("a convention's figures need a scope ('turn' or 'frame')")
+        self.options = options
+        self.slots = tuple(slots)
+        self._by_path = {s.path: s for s in self.slots}
+        self._by_service: dict[str | None, list[SlotInfo]] = {}
+        for s in self.slots:
+            self._by_service.setdefault(s.service, []).append(s)
+        self.services_key = services_key
+        self.slice_keys = tuple(slices)
+        self.seen = None if seen_services is None else frozenset(seen_services)
+        self.prefix = report_prefix(options)
+        self.figures = reported_figures(options)
+        self._functions = [FIGURES[f] for f in self.figures]
+        self._score = SLOT_SCORERS[options.matching]
+        self._all = _Sums(len(self.figures))
+        self._slices: dict[str, dict[str, _Sums]] = {}
+        self._n = 0
+
+    def add(
+        self,
+        comparison: StateComparison,
+        metadata: Mapping[str, Any] | None = None,
+        in_play: Collection[str] | None = None,
+    ) -> None:
+        """Count one case's units. ``in_play``: with turn scope, the scored slots in play in
+        this case (default: every slot)."""
+        meta = metadata or {}
+        for frame, slots in self._units(comparison, meta, in_play):
+            scores = [self._slot(comparison, s) for s in slots]
+            if self.options.joint == "all_right":
+                scores = [
+                    SlotScore(float(s.score == 1.0), s.active, s.predicted, s.categorical)
+                    for s in scores
+                ]
+            ratios = [fn(scores) for fn in self._functions]
+            self._n += 1
+            self._all.add(ratios)
+            for key, value in self._slice_values(meta, frame):
+                groups = self._slices.setdefault(key, {})
+                sums = groups.get(value)
+                if sums is None:
+                    sums = groups[value] = _Sums(len(self.figures))
+                sums.add(ratios)
+
+    def _units(
+        self,
+        comparison: StateComparison,
+        metadata: Mapping[str, Any],
+        in_play: Collection[str] | None,
+    ) -> list[tuple[str | None, Sequence[SlotInfo]]]:
+        if self.options.scope == "turn":
+            wanted = None if in_play is None else frozenset(in_play)
+            return [(None, [s for s in self.slots if wanted is None or s.path in wanted])]
+        return [
+            (service, self._by_service.get(service, ()))
+            for service in self._frames(comparison, metadata)
+        ]
+
+    def _frames(self, comparison: StateComparison, metadata: Mapping[str, Any]) -> list[str]:
+        if self.services_key is not None:
+            found, named = lookup(metadata, self.services_key)
+            if found and named is not None:
+                items = named if isinstance(named, list) else [named]
+                return list(dict.fromkeys(str(n) for n in items))
+        held = dict.fromkeys(
+            info.service
+            for path in comparison.paths
+            if (info := self._by_path.get(path)) is not None
+            and info.service is not None
+            and (fc := comparison.field(path)) is not None
+            and fc.expected is not None
+        )
+        return [s for s in held if s is not None]
+
+    def _slot(self, comparison: StateComparison, slot: SlotInfo) -> SlotScore:
+        fc = comparison.field(slot.path)
+        expected = None if fc is None or fc.expected is None else fc.expected.value
+        actual = None if fc is None or fc.actual is None else fc.actual.value
+        active = expected is not None and expected != []
+        predicted = actual is not None and actual != []
+        if active and predicted:
+            assert fc is not None
+            score = self._score(SlotPair(slot.path, slot.categorical, expected, actual, fc))
+        else:
+            score = 0.0 if active or predicted else 1.0
+        return SlotScore(score, active, predicted, slot.categorical)
+
+    def _slice_values(
+        self, metadata: Mapping[str, Any], frame: str | None
+    ) -> list[tuple[str, str]]:
+        out = [(key, value) for key in self.slice_keys for value in slice_values(metadata, key)]
+        if frame is not None:
+            out.append(("service", frame))
+            out.append(("domain", frame.split("_")[0]))
+            if self.seen is not None:
+                out.append(("seen", "seen" if frame in self.seen else "unseen"))
+        return out
+
+    def result(self) -> ConventionMetrics:
+        """The figures of every case added so far."""
+        pooled = self.options.aggregation == "pooled"
+
+        def named(sums: _Sums) -> dict[str, float | None]:
+            values = sums.values(pooled)
+            return {f"{self.prefix}_{f}": v for f, v in zip(self.figures, values, strict=True)}
+
+        return ConventionMetrics(
+            self.prefix,
+            self.options,
+            self._n,
+            named(self._all),
+            {k: {v: named(s) for v, s in g.items()} for k, g in self._slices.items()},
+        )

@@ -1,0 +1,200 @@
+"""Convention presets (``metrics: {convention: ...}``): one table, settings mixed with it, report
+names that say which convention a number follows, and frame-scoped scoring of SGD turns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stateval.cli import app
+from stateval.compare import (
+    CONVENTIONS,
+    FIGURES,
+    SlotInfo,
+    UnitAccumulator,
+    compare_states,
+    report_prefix,
+    resolve_options,
+)
+from stateval.errors import SuiteProblemsError
+from stateval.state import InterpretiveState
+from stateval.suite import load_suite
+
+SCHEMA = [
+    {
+        "service_name": "Restaurants_1",
+        "slots": [
+            {"name": "city", "is_categorical": False, "possible_values": []},
+            {
+                "name": "price_range",
+                "is_categorical": True,
+                "possible_values": ["cheap", "moderate", "pricey"],
+            },
+        ],
+    },
+    {
+        "service_name": "Hotels_2",
+        "slots": [{"name": "where_to", "is_categorical": False, "possible_values": []}],
+    },
+]
+
+TURNS = [
+    {
+        "id": "t1",
+        "input": {"prompt": "a cheap place in SF"},
+        "expected_post_state": {
+            "Restaurants_1.city": ["San Francisco", "SF"],
+            "Restaurants_1.price_range": ["cheap"],
+        },
+        "metadata": {"services": ["Restaurants_1"]},
+    },
+    {
+        "id": "t2",
+        "input": {"prompt": "San Jose, and a hotel in New York"},
+        "expected_post_state": {
+            "Restaurants_1.city": ["San Jose"],
+            "Hotels_2.where_to": ["New York"],
+        },
+        "metadata": {"services": ["Restaurants_1", "Hotels_2"]},
+    },
+]
+
+PREDICTIONS = [
+    # reordered words: token_sort_ratio 100; a plain "cheap" equals the list gold's first value
+    {"id": "t1", "actual_post_state": {"Restaurants_1.city": "Francisco San",
+                                       "Restaurants_1.price_range": "cheap"}},
+    # price_range only in the prediction (0 in its frame); "NYC" vs "New York": Indel distance
+    # 7 over 11 characters -> round(100 * 4/11) = 36
+    {"id": "t2", "actual_post_state": {"Restaurants_1.city": "San Jose",
+                                       "Hotels_2.where_to": "NYC",
+                                       "Restaurants_1.price_range": "cheap"}},
+]  # fmt: skip
+
+
+def _suite(tmp_path: Path, metrics: str) -> Path:
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TURNS))
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PREDICTIONS))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "mutator: {type: replay, predictions: predictions.jsonl}\n"
+        "cases: {file: turns.jsonl}\n"
+        "slots: {file: schema.json, services_key: metadata.services}\n"
+        f"metrics: {metrics}\n"
+    )
+    return suite
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str) -> dict[str, object]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    _suite(tmp_path, metrics)
+    report = tmp_path / "r.json"
+    ran = CliRunner().invoke(
+        app, ["run", "suite.yaml", "--no-phoenix", "--report-json", str(report)]
+    )
+    assert ran.exit_code in (0, 1), ran.output
+    data = json.loads(report.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_every_convention_is_one_complete_entry() -> None:
+    for name, entry in CONVENTIONS.items():
+        assert entry.name == name
+        assert set(entry.reported) <= set(FIGURES), name
+        options = resolve_options(name)
+        assert options.convention == name
+        assert options.scope == entry.scope
+        assert report_prefix(options) == name
+
+
+def test_settings_mix_with_a_convention_and_change_its_name_when_they_change_its_figures() -> None:
+    assert report_prefix(resolve_options("sgd", list_credit="partial")) == "sgd"
+    mixed = resolve_options("sgd", matching="policies")
+    assert (mixed.scope, mixed.matching, mixed.joint) == ("frame", "policies", "product")
+    assert report_prefix(mixed) == "custom"
+    alone = resolve_options(None, joint="product")
+    assert (alone.scope, alone.convention, report_prefix(alone)) == ("turn", None, "custom")
+    assert resolve_options(None, list_credit="partial").scope is None  # no figures asked for
+    with pytest.raises(ValueError, match="unknown convention 'sgd2'"):
+        resolve_options("sgd2")
+    with pytest.raises(ValueError, match="unknown matching 'levenshtein'"):
+        resolve_options("sgd", matching="levenshtein")
+
+
+def test_sgd_run_reports_frame_figures_named_after_sgd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _run(tmp_path, monkeypatch, "{convention: sgd, seen_services: [Restaurants_1]}")
+    # frames: t1/Restaurants (1 * 1), t2/Restaurants (1 * 0: price only predicted),
+    # t2/Hotels (0.36)
+    assert data["sgd_joint_goal_accuracy"] == pytest.approx((1 + 0 + 0.36) / 3, abs=1e-12)
+    # macro mean over frames of the slots in the reference: 1, 1 (city only), 0.36
+    assert data["sgd_average_goal_accuracy"] == pytest.approx((1 + 1 + 0.36) / 3, abs=1e-12)
+    assert data["sgd_joint_cat_accuracy"] == pytest.approx(0.5, abs=1e-12)  # no cat in Hotels
+    assert data["sgd_average_cat_accuracy"] == pytest.approx(1.0, abs=1e-12)
+    assert data["sgd_joint_noncat_accuracy"] == pytest.approx((1 + 1 + 0.36) / 3, abs=1e-12)
+    # stateval's own figures keep their names and meaning (per turn, pass/fail)
+    assert data["joint_goal_accuracy"] == 0.0
+    convention = data["conventions"]["convention"]  # type: ignore[index]
+    assert convention["name"] == "sgd"
+    assert convention["n_units"] == 3
+    seen = convention["slices"]["seen"]
+    assert seen["unseen"]["sgd_joint_goal_accuracy"] == pytest.approx(0.36, abs=1e-12)
+    assert seen["seen"]["sgd_joint_goal_accuracy"] == pytest.approx(0.5, abs=1e-12)
+    assert convention["slices"]["domain"]["Hotels"]["sgd_joint_cat_accuracy"] is None
+
+
+def test_overridden_matching_is_not_called_sgd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _run(tmp_path, monkeypatch, "{convention: sgd, matching: policies}")
+    assert not [k for k in data if k.startswith("sgd_")]
+    # the derived policies (rapidfuzz ratio >= 0.9 after normalising, binary): "Francisco San"
+    # and "NYC" are wrong; frames t1/R (0, 1), t2/R (1, price only predicted), t2/H (0)
+    assert data["custom_joint_goal_accuracy"] == 0.0
+    assert data["custom_average_goal_accuracy"] == pytest.approx((0.5 + 1.0 + 0.0) / 3, abs=1e-12)
+
+
+def test_frame_scope_does_not_see_slots_outside_the_turns_frames() -> None:
+    slots = [
+        SlotInfo("R.city", "R"),
+        SlotInfo("H.where", "H"),
+    ]
+    acc = UnitAccumulator(resolve_options("sgd"), slots, services_key="metadata.services")
+    want = InterpretiveState.from_flat({"R.city": ["Rome"]})
+    got = InterpretiveState.from_flat({"R.city": "Rome", "H.where": "Paris"})
+    acc.add(compare_states(want, got), {"services": ["R"]})
+    assert acc.result().figures["sgd_joint_goal_accuracy"] == 1.0
+    turn = UnitAccumulator(resolve_options("sgd", scope="turn"), slots)
+    turn.add(compare_states(want, got), {"services": ["R"]})
+    assert turn.result().figures["custom_joint_goal_accuracy"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("metrics", "slots", "message"),
+    [
+        ("{convention: sgd}", None, "convention 'sgd' needs 'slots'"),
+        ("{convention: sgd}", "[a.b, c.d]", "convention 'sgd' scores service frames"),
+        ("{convention: sgdd}", "[a.b]", "unknown convention 'sgdd'"),
+        ("{scope: frame, matching: nope}", "[a.b]", "unknown matching 'nope'"),
+    ],
+)
+def test_a_convention_the_suite_cannot_carry_is_one_clear_line(
+    tmp_path: Path, metrics: str, slots: str | None, message: str
+) -> None:
+    (tmp_path / "suite.yaml").write_text(
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        "cases: {inline: [{id: c1, input: {prompt: p}, expected_post_state: {a.b: 1}}]}\n"
+        + ("" if slots is None else f"slots: {slots}\n")
+        + f"metrics: {metrics}\n"
+    )
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(tmp_path / "suite.yaml", load_mutator=False)
+    lines = [p for p in info.value.problems if message in p]
+    assert lines, info.value.problems
+    assert "suite.yaml:" in lines[0]
