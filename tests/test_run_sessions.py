@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -38,6 +42,9 @@ TURNS = [
 ]
 
 
+Tracker = Callable[[InterpretiveState, StructuredInput], InterpretiveState]
+
+
 def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
     out = state.copy()
     words = input.prompt.split()
@@ -48,7 +55,11 @@ def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveSt
     return out
 
 
-def _suite(tmp_path: Path, project: str) -> Suite:
+def _suite(
+    tmp_path: Path,
+    project: str,
+    tracker: Callable[[InterpretiveState, StructuredInput], InterpretiveState] = _tracker,
+) -> Suite:
     cases = []
     previous: dict[str, dict[str, str]] = {}
     for episode, turn, prompt, expected in TURNS:
@@ -72,7 +83,7 @@ def _suite(tmp_path: Path, project: str) -> Suite:
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(data))
     suite = load_suite(path, load_mutator=False)
-    return dataclasses.replace(suite, mutator=PythonMutator(_tracker))
+    return dataclasses.replace(suite, mutator=PythonMutator(tracker))
 
 
 def _run(suite: Suite, journal: Journal, url: str) -> UploadStatus:
@@ -125,6 +136,7 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     assert success_b.explanation == "turn 2 is the first of 3 that is wrong (teacher_forced)"
     assert success_b.metadata == {
         "episode_id": "b",
+        "run": run_id,
         "mode": "teacher_forced",
         "turns": 3,
         "mean_state_accuracy": pytest.approx(5 / 6),
@@ -165,10 +177,127 @@ def test_each_episode_is_a_phoenix_session_holding_its_turns_and_its_scores(
     assert f"b@{run_id}" in shown.split("\n")  # a row's session id cell, in full
 
 
-def _sessions_page(url: str, project: str, chromium: tuple[str, list[str]], want: list[str]) -> str:
+def _mishearing_tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+    """Hears "Bob" as "Rob": wrong at b's first turn in both modes, and at its second only when
+    it runs on its own state (free-running), where the wrong name is carried forward."""
+    return _tracker(state, dataclasses.replace(input, prompt=input.prompt.replace("Bob", "Rob")))
+
+
+MODE_IS = 'metadata["mode"] == "{}"'
+RUN_IS = 'metadata["run"] == "{}"'
+
+
+def test_a_person_tells_the_runs_and_modes_of_episode_sessions_apart(
+    tmp_path: Path, phoenix_url: str, chromium: tuple[str, list[str]]
+) -> None:
+    """Both modes of a suite in one project: Phoenix's Sessions page averages annotations by
+    name over the sessions it lists, so each session's turns carry their run and mode in their
+    metadata, which its session filter reads; the annotations carry them too."""
+    project = f"bookings-{uuid.uuid4().hex[:8]}"
+    suite = _suite(tmp_path, project, _mishearing_tracker)
+    runs = {}
+    for mode in ("teacher_forced", "free_running"):
+        journal = start_journal(tmp_path / ".stateval", suite, phoenix_url=phoenix_url, mode=mode)
+        assert _run(suite, journal, phoenix_url).session_annotations == 8
+        runs[mode] = journal.header.run_id
+    # episode_accuracy: a is right throughout; b is right at 1 of 3 turns teacher-forced, at
+    # none free-running (its misheard name carried on).
+    means = {"teacher_forced": (1 + 1 / 3) / 2, "free_running": (1 + 0) / 2}
+    sessions = {mode: [f"a@{run}", f"b@{run}"] for mode, run in runs.items()}
+
+    async def read_back() -> list[StoredSessionAnnotation]:
+        async with PhoenixUploader(phoenix_url) as phoenix:
+            every = [s for ids in sessions.values() for s in ids]
+            return await phoenix.list_session_annotations(project, every)
+
+    notes = asyncio.run(read_back())
+    assert len(notes) == 16
+    for note in notes:  # each annotation says which run and mode it scores
+        mode = next(m for m, ids in sessions.items() if note.session_id in ids)
+        assert note.metadata["run"] == runs[mode]
+        assert note.metadata["mode"] == mode
+        assert note.explanation is not None
+        assert note.explanation.endswith(f"({mode})")
+    accuracy = {
+        mode: sorted(
+            n.score or 0.0
+            for n in notes
+            if n.name == "episode_accuracy" and n.session_id in sessions[mode]
+        )
+        for mode in sessions
+    }
+    assert accuracy == {
+        "teacher_forced": [pytest.approx(1 / 3), 1.0],
+        "free_running": [0.0, 1.0],
+    }
+
+    # What the Sessions page's aside shows: the mean over the sessions its filter keeps.
+    project_id = httpx.get(f"{phoenix_url}/v1/projects/{project}", timeout=30).json()["data"]["id"]
+    shown = {
+        condition: _page_mean(phoenix_url, project_id, "episode_accuracy", condition)
+        for condition in (None, *(MODE_IS.format(m) for m in runs))
+    }
+    assert shown[None] == pytest.approx((sum(means.values()) / 2, 4))  # every run and mode
+    for mode, mean in means.items():
+        assert shown[MODE_IS.format(mode)] == pytest.approx((mean, 2))
+        assert _page_mean(
+            phoenix_url, project_id, "episode_accuracy", RUN_IS.format(runs[mode])
+        ) == pytest.approx((mean, 2))
+
+    # The page itself, filtered on the mode as a person types it: that mode's sessions only,
+    # and the aside's mean is theirs (unfiltered, it is the mean over both modes).
+    every = [s for ids in sessions.values() for s in ids]
+    for mode, other in (("free_running", "teacher_forced"), ("teacher_forced", "free_running")):
+        text = _sessions_page(
+            phoenix_url, project, chromium, every, condition=MODE_IS.format(mode), every=every
+        )
+        rows = [line.strip() for line in text.split("\n")]
+        assert all(session in rows for session in sessions[mode])
+        assert not any(session in rows for session in sessions[other])
+        assert "Matching Sessions\n2" in text
+        shown_mean = f"{math.floor(means[mode] * 100) / 100:.2f}"  # the page cuts to 2 places
+        assert f"episode_accuracy\nμ\xa0{shown_mean}" in text  # after a no-break space
+
+
+def _page_mean(
+    url: str, project_id: str, name: str, condition: str | None
+) -> tuple[float | None, int]:
+    """The mean score and the count of annotation ``name`` Phoenix's Sessions page shows in its
+    aside for the sessions ``condition`` keeps (the page's own GraphQL field)."""
+    query = """
+        query ($id: ID!, $name: String!, $condition: String) {
+          node(id: $id) {
+            ... on Project {
+              sessionAnnotationSummary(annotationName: $name, sessionFilterCondition: $condition) {
+                meanScore
+                count
+              }
+            }
+          }
+        }
+    """
+    variables = {"id": project_id, "name": name, "condition": condition}
+    body = httpx.post(f"{url}/graphql", json={"query": query, "variables": variables}, timeout=60)
+    body.raise_for_status()
+    payload = body.json()
+    assert "errors" not in payload, payload
+    summary = payload["data"]["node"]["sessionAnnotationSummary"]
+    return summary["meanScore"], summary["count"]
+
+
+def _sessions_page(
+    url: str,
+    project: str,
+    chromium: tuple[str, list[str]],
+    want: list[str],
+    *,
+    condition: str | None = None,
+    every: list[str] = [],  # noqa: B006 - read only
+) -> str:
     """The text of the Sessions tab of ``project`` in Phoenix's UI, once it shows every text
-    in ``want`` (the table and the annotation summaries load one after the other)."""
-    import httpx
+    in ``want`` (the table and the annotation summaries load one after the other); with
+    ``condition``, filtered on it as a person types it in the tab's filter box, once the table
+    lists as many of the sessions ``every`` as the tab says match."""
     from playwright.sync_api import sync_playwright
 
     project_id = httpx.get(f"{url}/v1/projects/{project}", timeout=30).json()["data"]["id"]
@@ -183,9 +312,33 @@ def _sessions_page(url: str, project: str, chromium: tuple[str, list[str]], want
                 arg=want,
                 timeout=0,
             )
+            if condition is not None:
+                _type_filter(page, condition, every)
             return page.inner_text("body")
         finally:
             browser.close()
+
+
+# The filtered table and its "Matching Sessions" count agree (both reloaded after the filter).
+_FILTERED = """every => {
+    const text = document.body.innerText;
+    const matching = text.match(/Matching Sessions\\s+(\\d+)/);
+    const rows = text.split("\\n").filter(line => every.includes(line.trim()));
+    return matching !== null && rows.length === Number(matching[1]);
+}"""
+
+
+def _type_filter(page: Any, condition: str, every: list[str]) -> None:
+    """Type ``condition`` into the Sessions tab's filter box and wait until it applies."""
+    editor = page.locator(".cm-content").first
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(condition)
+    page.keyboard.press("Escape")  # an open completion list would take the Enter
+    assert editor.inner_text() == condition
+    page.keyboard.press("Enter")
+    page.wait_for_function(_FILTERED, arg=every, timeout=0)
 
 
 TRACKER = """

@@ -266,9 +266,18 @@ def test_a_recreated_mutation_span_carries_the_live_ones_ids_and_attributes(
         pre_state={},
         message_id="m1",
         session_id="d1@run",
+        run="run",
+        mode="free_running",
     ) as span:
         span.set_output(post)
     (live,) = _finished(tracing, exporter)
+    # the run and the mode, where Phoenix's session filter reads them (metadata["mode"])
+    assert json.loads(str((live.attributes or {})["metadata"])) == {
+        "case_id": "c1",
+        "run": "run",
+        "mode": "free_running",
+        "message_id": "m1",
+    }
     call = RecordedCall(
         trace_id=format(live.context.trace_id, "032x"),
         span_id=format(live.context.span_id, "016x"),
@@ -280,6 +289,8 @@ def test_a_recreated_mutation_span_carries_the_live_ones_ids_and_attributes(
         start_ns=live.start_time or 0,
         end_ns=live.end_time or 0,
         session_id="d1@run",
+        run="run",
+        mode="free_running",
     )
     payload = recreated_mutator_call_spans("unit-project", [call])
     assert otlp_span_ids(payload) == {call.span_id}

@@ -307,6 +307,8 @@ class RecordedCall:
         session_id: The call's OpenInference session (its episode), if any.
         source_span_id: The production span the case came from, if any.
         source_trace_id: That span's trace, if known.
+        run: The run the call belongs to (``metadata.run``), if known.
+        mode: The run's episode mode (``metadata.mode``), if known.
     """
 
     trace_id: str
@@ -321,6 +323,8 @@ class RecordedCall:
     session_id: str | None = None
     source_span_id: str | None = None
     source_trace_id: str | None = None
+    run: str | None = None
+    mode: str | None = None
 
 
 def recreated_mutator_call_spans(project_name: str, calls: Sequence[RecordedCall]) -> bytes:
@@ -346,6 +350,7 @@ def recreated_mutator_call_spans(project_name: str, calls: Sequence[RecordedCall
                 call.message_id,
                 call.session_id,
                 _Source(call.source_span_id, call.source_trace_id),
+                _RunLabels(call.run, call.mode),
             ),
             SpanAttributes.OUTPUT_VALUE: _to_json(call.output),
             SpanAttributes.OUTPUT_MIME_TYPE: _JSON,
@@ -428,6 +433,8 @@ def mutator_call_span(
     session_id: str | None = None,
     source_span_id: str | None = None,
     source_trace_id: str | None = None,
+    run: str | None = None,
+    mode: str | None = None,
 ) -> Iterator[MutatorCallSpan]:
     """Run a mutator call inside a CHAIN span named `SPAN_MUTATE`.
 
@@ -447,9 +454,16 @@ def mutator_call_span(
             ``source_span_id``): attribute `ATTR_SOURCE_SPAN_ID`, also in ``metadata``.
         source_trace_id: That span's trace: attribute `ATTR_SOURCE_TRACE_ID`, and with the
             span id an OpenTelemetry link to the source span.
+        run: The run the call belongs to, as ``metadata.run``: with ``mode`` what Phoenix's
+            session filter reads from a session's first turn (``metadata["run"]``).
+        mode: The run's episode mode (``teacher_forced`` or ``free_running``), as
+            ``metadata.mode``.
     """
     source = _Source(source_span_id, source_trace_id)
-    attributes = _mutation_attributes(case_id, input, pre_state, message_id, session_id, source)
+    labels = _RunLabels(run, mode)
+    attributes = _mutation_attributes(
+        case_id, input, pre_state, message_id, session_id, source, labels
+    )
     token = _current_session.set(session_id)
     try:
         with _span(tracer, SPAN_MUTATE, attributes, source.links()) as span:
@@ -478,6 +492,18 @@ class _Source:
         return [trace_api.Link(context, {"stateval.link": "source_span"})]
 
 
+@dataclass(frozen=True, slots=True)
+class _RunLabels:
+    """The run and episode mode a mutator-call span records in its ``metadata``."""
+
+    run: str | None = None
+    mode: str | None = None
+
+    def metadata(self) -> dict[str, str]:
+        pairs = (("run", self.run), ("mode", self.mode))
+        return {key: value for key, value in pairs if value is not None}
+
+
 def _mutation_attributes(
     case_id: str,
     input: object,
@@ -485,9 +511,11 @@ def _mutation_attributes(
     message_id: str | None,
     session_id: str | None,
     source: _Source | None = None,
+    labels: _RunLabels | None = None,
 ) -> dict[str, str]:
     source = source or _Source()
     metadata: dict[str, str] = {"case_id": case_id}
+    metadata.update((labels or _RunLabels()).metadata())
     if source.span_id is not None:
         metadata["source_span_id"] = source.span_id
     attributes: dict[str, str] = {

@@ -72,8 +72,9 @@ def _success(e: EpisodeScore) -> EpisodeValue:
 def _divergence(e: EpisodeScore) -> EpisodeValue:
     first = e.first_divergence_turn
     if first is None:
-        return EpisodeValue(None, "none", "no turn's post-state differs from the expected one")
-    why = f"turn {first} is the first whose post-state differs from the expected one"
+        why = f"no turn's post-state differs from the expected one ({e.mode})"
+        return EpisodeValue(None, "none", why)
+    why = f"turn {first} is the first whose post-state differs from the expected one ({e.mode})"
     return EpisodeValue(float(first), f"turn {first}", why)
 
 

@@ -17,6 +17,12 @@ right; none when it has none that old). Their
 identifier is the experiment's id, like the span annotations of the run's field scores, so a
 rescoring adds its own and keeps the original's. Stored episodes are acknowledged in the
 journal and skipped on resume.
+
+Phoenix's Sessions page averages a project's session annotations by name over the sessions it
+lists, so a person tells runs and modes apart with its session filter: every turn's span has the
+run (`session_run`) and the mode in its ``metadata`` (``metadata["mode"] == "free_running"``,
+``metadata["run"] == "<run>"``, read from a session's first turn), and the annotations carry
+them in theirs (``run``, ``mode``) and in their explanation (the mode).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ __all__ = [
     "case_session_id",
     "episode_annotations",
     "session_id",
+    "session_run",
 ]
 
 _CODE: AnnotatorKind = "CODE"
@@ -45,8 +52,14 @@ _CODE: AnnotatorKind = "CODE"
 
 def session_id(header: RunHeader, episode_id: str) -> str:
     """The Phoenix session of ``episode_id`` in the run ``header`` describes:
-    ``<episode>@<run>``, where the run is the key its shards share, else its run id."""
-    return f"{episode_id.strip()}@{header.shared_run or header.run_id}"
+    ``<episode>@<run>``, where the run is `session_run`."""
+    return f"{episode_id.strip()}@{session_run(header)}"
+
+
+def session_run(header: RunHeader) -> str:
+    """The run of the run ``header`` describes, as its sessions name it: the key its shards
+    share, else its run id."""
+    return header.shared_run or header.run_id
 
 
 def case_session_id(header: RunHeader, case: Case) -> str | None:
@@ -55,12 +68,14 @@ def case_session_id(header: RunHeader, case: Case) -> str | None:
 
 
 def episode_annotations(
-    session: str, episode: EpisodeScore, identifier: str
+    session: str, episode: EpisodeScore, identifier: str, *, run: str | None = None
 ) -> list[SessionAnnotationRecord]:
     """The session annotations of one scored episode: one per metric of
-    `stateval.episodes.EPISODE_METRICS` that has a per-episode value."""
+    `stateval.episodes.EPISODE_METRICS` that has a per-episode value (``run``, the
+    `session_run`, in their metadata beside the mode)."""
     metadata = {
         "episode_id": episode.episode_id,
+        "run": run,
         "mode": episode.mode,
         "turns": episode.turns,
         "mean_state_accuracy": episode.mean_state_accuracy,
@@ -141,8 +156,9 @@ class EpisodeAnnotations:
         if key in self._submitted:
             return 0
         self._submitted.add(key)
+        header = self._journal.header
         records = episode_annotations(
-            session_id(self._journal.header, episode.episode_id), episode, experiment_id
+            session_id(header, episode.episode_id), episode, experiment_id, run=session_run(header)
         )
         self._batcher.add(key, records)
         return len(records)

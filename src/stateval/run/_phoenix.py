@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
-from stateval.run._episode_sessions import case_session_id
+from stateval.run._episode_sessions import case_session_id, session_run
 from stateval.run._journal import Journal, RunHeader
 from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
 from stateval.run._phoenix_sink import PhoenixSink
@@ -87,6 +87,8 @@ def _span_factory(
                 session_id=None if header is None else case_session_id(header, case),
                 source_span_id=case.source_span_id,
                 source_trace_id=case.source_trace_id,
+                run=None if header is None else session_run(header),
+                mode=None if header is None else header.mode,
             ) as span:
                 yield _TracedCase(span)
         finally:
@@ -275,4 +277,6 @@ def _recorded_call(
         session_id=case_session_id(header, case),
         source_span_id=case.source_span_id,
         source_trace_id=case.source_trace_id,
+        run=session_run(header),
+        mode=header.mode,
     )
