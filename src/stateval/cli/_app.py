@@ -34,6 +34,7 @@ from stateval.cli._common import (
     stderr_console,
 )
 from stateval.cli._diff import diff
+from stateval.cli._merge import merge
 from stateval.cli._model import model_app
 from stateval.cli._mutate import mutate
 from stateval.cli._phoenix import phoenix_app
@@ -86,6 +87,7 @@ def _finish(summary: RunSummary, reports: tuple[ReportRequest, ...]) -> None:
 
 
 app.command(short_help="Run a suite, scored per field, reported to Phoenix.")(run)
+app.command(short_help="Merge the shards of a run into the whole run.")(merge)
 
 
 @report_options("run")

@@ -143,6 +143,30 @@ def run(
             "commit, --limit and N); give a new one to run the same shards again.",
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Split the run into N shards run at once (N processes, or N Ray tasks with "
+            "--backend ray), then merged: one summary, one report set, one experiment.",
+        ),
+    ] = 1,
+    backend: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME",
+            help="Where the --workers shards run: local (processes on this machine) or ray "
+            "(tasks on a Ray cluster; pip install 'stateval[ray]').",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDRESS",
+            help="The Ray cluster of --backend ray (default: RAY_ADDRESS; a local Ray when unset).",
+        ),
+    ] = None,
     repeat: RepeatOption = 1,
     baseline: BaselineOption = None,
     fail_on_regression: FailOnRegressionOption = False,
@@ -193,6 +217,9 @@ def run(
             resume=resume,
             retry_errors=retry_errors,
             reports=reports,
+            workers=workers,
+            backend=backend,
+            ray_address=ray_address,
         )
         view = TerminalView()
         result = carry_out(request, view)
@@ -201,11 +228,13 @@ def run(
             _print_delivery(upload, len(result.outcome.journal.header.case_ids))
         if undelivered(upload):
             assert upload is not None
+            hint = f"`stateval run {suite_path} --resume`"
+            if request.workers > 1 or request.backend != "local":
+                hint = f"`stateval run {suite_path} --shard I/N --resume` of each shard"
             view.note(
                 f"warning: {upload.pending} case(s) not uploaded to Phoenix"
                 f"{f' and {upload.spans_kept} span(s) kept' if upload.spans_kept else ''}"
-                f"{': ' + upload.error if upload.error else ''}; "
-                f"`stateval run {suite_path} --resume` uploads them",
+                f"{': ' + upload.error if upload.error else ''}; {hint} uploads them",
                 style="yellow",
             )
             raise typer.Exit(EXIT_INFRASTRUCTURE)

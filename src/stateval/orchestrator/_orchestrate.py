@@ -48,7 +48,7 @@ from stateval.suite import EpisodeMode, RegressionsSpec, Suite
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["RunResult", "RunView", "carry_out", "undelivered"]
+__all__ = ["RunResult", "RunView", "carry_out", "conclude", "resolve_baseline", "undelivered"]
 
 
 class RunView(Protocol):
@@ -117,6 +117,10 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
         StatevalError: Invalid options, suite, journal or baseline (before any mutator call),
             or a report that cannot be written.
     """
+    if request.workers > 1 or request.backend != "local":
+        from stateval.orchestrator._workers import run_workers
+
+        return run_workers(request, view)
     suite = request.suite
     if suite.drafts:
         view.note(
@@ -131,12 +135,7 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
         journal = _resume(request, episode_run, view)
         recorded = journal.header.phoenix_url if not request.no_phoenix else None
     target = resolve_phoenix(request.phoenix_url, request.no_phoenix, recorded, view.note)
-    spec = suite.thresholds.regressions
-    baseline = request.baseline or (spec.baseline if spec is not None else None)
-    base_run = None
-    if baseline is not None:
-        exclude = journal.run_id if request.resume else None
-        base_run = _baseline(baseline, request, target, exclude, view.phoenix_hint)
+    base_run = resolve_baseline(request, target, journal.run_id if request.resume else None, view)
     if not request.resume:
         journal = _start(request, target, episode_run, shared_run=request.shard_group)
     compared = None
@@ -157,8 +156,36 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
             report.writer.run(summary, report.path)  # whole or not at all (ReportWriteError)
 
     outcome = view.drive(suite, journal, target, _concurrency(request), finish)
-    result = RunResult(outcome, compared)
-    if base_run is not None or journal.header.repetitions > 1:
+    return conclude(request, RunResult(outcome, compared), base_run, target, view)
+
+
+def resolve_baseline(
+    request: RunRequest, target: PhoenixTarget | None, exclude: str | None, view: RunView
+) -> ScoredRun | None:
+    """The run's baseline (``--baseline`` or the suite's), resolved before the run, or None.
+
+    Raises:
+        DiffError: The baseline cannot be found.
+    """
+    spec = request.suite.thresholds.regressions
+    baseline = request.baseline or (spec.baseline if spec is not None else None)
+    if baseline is None:
+        return None
+    return _baseline(baseline, request, target, exclude, view.phoenix_hint)
+
+
+def conclude(
+    request: RunRequest,
+    result: RunResult,
+    base_run: ScoredRun | None,
+    target: PhoenixTarget | None,
+    view: RunView,
+) -> RunResult:
+    """After the summary and reports: the stability over repetitions and the diff against the
+    baseline with its gate (printed and added to the reports)."""
+    outcome = result.outcome
+    spec = request.suite.thresholds.regressions
+    if base_run is not None or outcome.journal.header.repetitions > 1:
         # Scores every case again: only for the gate and --repeat's stability table.
         cand = _after_run(request, outcome, view)
     if base_run is not None:
@@ -230,6 +257,8 @@ def _run_beside(
             limit=request.limit,
             phoenix_url=None if target is None else target.url,
             shard=request.shard,
+            # its own shared run (experiment), apart from the main mode's
+            shared_run=None if request.shard_group is None else f"{request.shard_group}-{mode}",
             fields_as=request.fields_as,
             mode=mode,
         )

@@ -42,6 +42,11 @@ class RunRequest:
         resume: Finish the suite's latest run instead of starting one.
         retry_errors: With ``resume``, run the failed cases again too.
         reports: The report files to write.
+        workers: Split the run into this many shards, run at once, then merged
+            (``--workers``; 1: one process).
+        backend: Where those shards run (``--backend``: a name of
+            `stateval.orchestrator.BACKENDS`).
+        ray_address: The Ray cluster of ``backend="ray"`` (None: ``RAY_ADDRESS``).
     """
 
     suite: Suite
@@ -60,3 +65,6 @@ class RunRequest:
     resume: bool = False
     retry_errors: bool = False
     reports: tuple[ReportRequest, ...] = ()
+    workers: int = 1
+    backend: str = "local"
+    ray_address: str | None = None

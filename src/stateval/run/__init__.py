@@ -5,6 +5,7 @@ from __future__ import annotations
 from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, TrajectorySummary, TurnPoint
 from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
+from stateval.run._merge import merge_shards, open_run
 from stateval.run._outcome import (
     OnScored,
     PhoenixTarget,
@@ -80,7 +81,9 @@ __all__ = [
     "journaled_repetitions",
     "journaled_scores",
     "list_runs",
+    "merge_shards",
     "new_run_id",
+    "open_run",
     "rescore",
     "rescore_to_phoenix",
     "rescored_tally",

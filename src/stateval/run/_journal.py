@@ -97,6 +97,7 @@ class RunHeader(BaseModel):
     fields_as: UploadMode = "evaluations"
     repetitions: int = Field(default=1, ge=1)
     mode: Literal["teacher_forced", "free_running"] = "teacher_forced"
+    merged_from: list[str] = Field(default_factory=list)
 
 
 def _runs_dir(root: str | Path) -> Path:
@@ -391,6 +392,21 @@ class Journal:
         if not path.is_file():
             known = ", ".join(list_runs(root)[-5:]) or "none"
             raise JournalError(f"no run {run_id!r} under {_runs_dir(root)} (latest: {known})")
+        return cls.open_path(path, window=window)
+
+    @classmethod
+    def open_path(cls, path: str | Path, *, window: int = WINDOW) -> Journal:
+        """Open the journal at ``path`` (a run folder, or its ``journal.jsonl``), wherever it
+        is (a shard's run copied from another machine, say).
+
+        Raises:
+            JournalError: No journal there, or it is unreadable.
+        """
+        path = Path(path)
+        if path.is_dir():
+            path = path / JOURNAL_NAME
+        if not path.is_file():
+            raise JournalError(f"no run journal at {path}")
         try:
             with path.open("rb") as handle:
                 return cls._read(path, handle, window)
@@ -487,6 +503,16 @@ class Journal:
             if kind == what and key and self._current(kind, key, offset)
         }
 
+    def current_acks(self) -> list[dict[str, Any]]:
+        """Every acknowledgement that still counts (as `ack` and `acked` return them), in the
+        order they were recorded."""
+        found = sorted(
+            (offset, record)
+            for (what, key), (offset, record) in self._acks.items()
+            if self._current(what, key, offset)
+        )
+        return [record for _, record in found]
+
     def _current(self, what: str, key: str, offset: int) -> bool:
         return what == "spans" or offset > self._latest.get(key, -1)
 
@@ -566,13 +592,17 @@ class Journal:
 
     def append_ack(self, what: str, case_id: str | None = None, **data: Any) -> None:
         """Record that Phoenix accepted an upload (durably, before returning)."""
+        self.submit_ack(what, case_id, **data).result()
+
+    def submit_ack(self, what: str, case_id: str | None = None, **data: Any) -> Future[None]:
+        """`append_ack` without waiting; the future is done once the record is durable."""
         record: dict[str, Any] = {"kind": "ack", "what": what}
         if case_id is not None:
             record["case_id"] = case_id
         record.update(data)
         offset, done = self._submit(_encode(record))
-        done.result()
         self._acks[(what, case_id or "")] = (offset, record)
+        return done
 
     def append_spans(self, otlp: bytes, count: int) -> None:
         """Keep a batch of spans Phoenix did not accept (OTLP protobuf) to send on resume."""

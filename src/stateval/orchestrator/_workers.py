@@ -1,0 +1,242 @@
+"""A run split over worker processes or Ray tasks (``--workers N``, ``--backend ray``), then
+merged into one run.
+
+The driver resolves Phoenix and the baseline, names a shared run no earlier run used, and hands
+each backend N `ShardTask`s: shard ``I/N`` of the suite's cases (the stable hash of
+`stateval.run.Shard`), every mode asked for. Each worker journals its shard and uploads it to
+the experiment the shards of a mode share (`run_shard`); the driver then merges the shards of
+each mode (`merge_runs`): one summary, one set of reports, one gate, one experiment per mode,
+as a single process would make them. A backend is one function in `BACKENDS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, fields, replace
+from multiprocessing import get_context
+from pathlib import Path
+
+from stateval.errors import StatevalError, UsageError
+from stateval.orchestrator._merge import merge_runs, merged_beside
+from stateval.orchestrator._orchestrate import RunResult, RunView
+from stateval.orchestrator._request import RunRequest
+from stateval.run import (
+    Journal,
+    PhoenixTarget,
+    Shard,
+    UploadStatus,
+    resolve_phoenix,
+    run_suite,
+    start_journal,
+)
+from stateval.suite import EpisodeMode, FieldsAs
+
+__all__ = ["BACKENDS", "ShardDone", "ShardTask", "run_shard", "run_workers"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTask:
+    """One shard of a run as a worker runs it: plain values, so it pickles to another process
+    or machine.
+
+    Attributes:
+        suite_path: The suite file (at this path on the worker's machine too).
+        home: The stateval home the shard is journaled under (None: a temporary one, the
+            journals shipped back in `ShardDone.journals`).
+        shard: ``I/N``.
+        groups: The shared run of each mode (the key of its experiment), in mode order.
+        modes: The episode modes, one run each, the last the main one.
+        limit: Plan only the suite's first ``limit`` cases.
+        repetitions: ``--repeat``.
+        fields_as: Where field scores go in Phoenix.
+        phoenix_url: The Phoenix server (None: none).
+        concurrency: Mutator calls at once in the worker.
+    """
+
+    suite_path: str
+    home: str | None
+    shard: str
+    groups: tuple[str, ...]
+    modes: tuple[EpisodeMode | None, ...]
+    limit: int | None
+    repetitions: int
+    fields_as: FieldsAs | None
+    phoenix_url: str | None
+    concurrency: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShardDone:
+    """What a worker hands back.
+
+    Attributes:
+        run_ids: The shard's run per mode, in mode order.
+        journals: Their journal files' bytes, when the worker journaled in a temporary home.
+        upload: What reached Phoenix, summed over the modes (None without Phoenix).
+        failure: Why the shard could not run (a `StatevalError`'s line).
+    """
+
+    run_ids: tuple[str, ...] = ()
+    journals: tuple[bytes, ...] = ()
+    upload: UploadStatus | None = None
+    failure: str | None = None
+
+
+def run_shard(task: ShardTask) -> ShardDone:
+    """Run one shard in every mode of ``task`` (in a worker process or a Ray task)."""
+    from stateval.suite import load_suite
+
+    home = Path(task.home) if task.home is not None else Path(tempfile.mkdtemp(prefix="stateval-"))
+    try:
+        suite = load_suite(task.suite_path)
+        target = None
+        if task.phoenix_url is not None:
+            target = PhoenixTarget(task.phoenix_url, os.environ.get("PHOENIX_API_KEY") or None)
+        ids: list[str] = []
+        uploads: list[UploadStatus] = []
+        for mode, group in zip(task.modes, task.groups, strict=True):
+            journal = start_journal(
+                home,
+                suite,
+                limit=task.limit,
+                phoenix_url=task.phoenix_url,
+                shard=Shard.parse(task.shard),
+                shared_run=group,
+                fields_as=task.fields_as,
+                repetitions=task.repetitions,
+                mode=mode,
+            )
+            concurrency = task.concurrency or suite.model.concurrency
+            outcome = asyncio.run(
+                run_suite(suite, journal, concurrency=concurrency, phoenix=target)
+            )
+            ids.append(journal.run_id)
+            if outcome.upload is not None:
+                uploads.append(outcome.upload)
+        journals = () if task.home is not None else tuple(_journal_bytes(home, i) for i in ids)
+        return ShardDone(tuple(ids), journals, _sum_uploads(uploads))
+    except StatevalError as exc:
+        return ShardDone(failure=str(exc))
+    finally:
+        if task.home is None:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _journal_bytes(home: Path, run_id: str) -> bytes:
+    return Journal.open(home, run_id).path.read_bytes()
+
+
+def _sum_uploads(uploads: Sequence[UploadStatus]) -> UploadStatus | None:
+    if not uploads:
+        return None
+    sums = {
+        f.name: sum(getattr(u, f.name) for u in uploads)
+        for f in fields(UploadStatus)
+        if f.type in ("int", int)
+    }
+    error = next((u.error for u in uploads if u.error), None)
+    return replace(uploads[-1], error=error, **sums)
+
+
+Backend = Callable[[Sequence[ShardTask], RunRequest], list[ShardDone]]
+"""Runs the tasks somewhere and hands back their results, in task order."""
+
+
+def _local(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
+    """One process per task on this machine (spawned: a fresh interpreter each)."""
+    with ProcessPoolExecutor(max_workers=len(tasks), mp_context=get_context("spawn")) as pool:
+        return list(pool.map(run_shard, tasks))
+
+
+def _ray(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
+    """One Ray task per shard on the cluster at ``request.ray_address`` (``RAY_ADDRESS``
+    when None; a local Ray when neither is set), each journaled on its node and shipped
+    back."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise UsageError("--backend ray needs Ray: pip install 'stateval[ray]'") from exc
+    if not ray.is_initialized():
+        ray.init(address=request.ray_address, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(run_shard)
+    shipped = [replace(task, home=None) for task in tasks]
+    return list(ray.get([remote.remote(task) for task in shipped]))
+
+
+BACKENDS: dict[str, Backend] = {"local": _local, "ray": _ray}
+"""Where the shards of a ``--workers`` run go (``--backend``)."""
+
+
+def run_workers(request: RunRequest, view: RunView) -> RunResult:
+    """Run ``request`` as ``request.workers`` shards on its backend, then merge them.
+
+    Raises:
+        StatevalError: Options that do not combine, a shard that could not run, or what
+            `merge_runs` raises.
+    """
+    from stateval.orchestrator._orchestrate import resolve_baseline
+
+    if request.resume or request.shard is not None:
+        which = "--resume" if request.resume else "--shard"
+        raise UsageError(
+            f"--workers and --backend do not combine with {which} (run the shards "
+            "yourself with --shard I/N, then `stateval merge`)"
+        )
+    backend = BACKENDS.get(request.backend)
+    if backend is None:
+        raise UsageError(f"--backend {request.backend!r}: expected one of {', '.join(BACKENDS)}")
+    suite = request.suite
+    target = resolve_phoenix(request.phoenix_url, request.no_phoenix, None, view.note)
+    base_run = resolve_baseline(request, target, None, view)
+    key = request.shard_group or secrets.token_hex(6)
+    groups = tuple(
+        key if i == len(request.modes) - 1 else f"{key}-{mode}"
+        for i, mode in enumerate(request.modes)
+    )
+    n = request.workers
+    tasks = [
+        ShardTask(
+            suite_path=str(suite.path.resolve()),
+            home=str(request.home.resolve()),
+            shard=f"{i}/{n}",
+            groups=groups,
+            modes=request.modes,
+            limit=request.limit,
+            repetitions=request.repetitions,
+            fields_as=request.fields_as,
+            phoenix_url=None if target is None else target.url,
+            concurrency=request.concurrency,
+        )
+        for i in range(1, n + 1)
+    ]
+    view.note(f"{n} {request.backend} workers, shared run {key}")
+    done = backend(tasks, request)
+    for task, shard in zip(tasks, done, strict=True):
+        if shard.failure is not None:
+            raise StatevalError(f"shard {task.shard}: {shard.failure}")
+        for run_id, data in zip(shard.run_ids, shard.journals, strict=False):
+            _store(request.home, run_id, data)
+    per_mode = [
+        [Journal.open(request.home, d.run_ids[m]) for d in done] for m in range(len(groups))
+    ]
+    *before, main = per_mode
+    compared = None
+    for shards in before:
+        compared = merged_beside(request, shards, view)
+    result = merge_runs(request, main, view, compared, base_run=base_run)
+    upload = _sum_uploads([d.upload for d in done if d.upload is not None])
+    outcome = replace(result.outcome, upload=upload)
+    return replace(result, outcome=outcome)
+
+
+def _store(home: Path, run_id: str, data: bytes) -> None:
+    """A shipped shard journal, journaled under ``home`` as the run it is."""
+    folder = home / "runs" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "journal.jsonl").write_bytes(data)

@@ -1,0 +1,185 @@
+"""The reduce step of a sharded run: N shard journals into the one journal of the whole run.
+
+Each shard (``stateval run --shard I/N``) journals its own cases. `merge_shards` checks that the
+journals are the N shards of one run (same suite, cases, episode mode, repetitions, shared run;
+each shard once; every one finished) and writes a new run whose journal holds every shard's
+results and upload acknowledgements, planned in the suite's order, as a single process would
+have planned them. Everything downstream (summary, reports, gate, ``stateval diff``,
+``rescore``) reads that journal as it reads any run's, so the merged figures are the single
+run's.
+
+Example:
+    >>> import tempfile
+    >>> from stateval.run import Journal, RunHeader
+    >>> root = tempfile.mkdtemp()
+    >>> def shard(i: int, ids: list[str]) -> Journal:
+    ...     header = RunHeader(suite_path="s.yaml", suite_name="s", suite_hash="h",
+    ...         cases_hash="c", case_ids=ids, shard=f"{i}/2", shared_run="g")
+    ...     journal = Journal.create(root, header)
+    ...     for case_id in ids:
+    ...         journal.append_result(case_id, {"post_state": None, "error": "x"})
+    ...     journal.append_end()
+    ...     return journal
+    >>> parts = [shard(1, ["b"]), shard(2, ["a", "c"])]
+    >>> merged = merge_shards(root, parts, ["a", "b", "c"])
+    >>> merged.header.case_ids, merged.complete, merged.header.shard
+    (['a', 'b', 'c'], True, None)
+    >>> merge_shards(root, parts[:1], ["a", "b", "c"])
+    Traceback (most recent call last):
+    ...
+    stateval.errors.JournalError: shard 2/2 of run g is missing (given: 1/2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stateval.errors import JournalError
+from stateval.run._journal import Journal, new_run_id
+from stateval.run._shard import Shard
+
+__all__ = ["merge_shards", "open_run"]
+
+_SAME = (
+    ("suite_hash", "suites"),
+    ("cases_hash", "cases"),
+    ("mode", "episode modes"),
+    ("repetitions", "repetitions"),
+    ("shared_run", "shared runs (--shard-group)"),
+)
+"""Header fields every shard of one run shares, and what differs when one does not."""
+_NOT_COPIED = ("spans",)
+"""Acknowledgement kinds that name one journal's own records (kept span batches)."""
+
+
+def open_run(root: str | Path, ref: str) -> Journal:
+    """A run by id under ``root`` (``latest`` too), or by the path of its folder or journal
+    (a shard's run copied from another machine).
+
+    Raises:
+        JournalError: No such run.
+    """
+    path = Path(ref)
+    if path.is_dir() or path.suffix == ".jsonl":
+        return Journal.open_path(path)
+    return Journal.open(root, ref)
+
+
+def merge_shards(root: str | Path, shards: Sequence[Journal], suite_ids: Sequence[str]) -> Journal:
+    """Write the run the ``shards`` are parts of under ``root`` and return its journal.
+
+    Args:
+        root: The stateval home the merged run is journaled under.
+        shards: The journals of the N shards of one run, in any order.
+        suite_ids: The suite's case ids in its order (the merged run plans its shards' cases in
+            this order, as a single run of the suite would).
+
+    Raises:
+        JournalError: The journals are not the N finished shards of one run (one line saying
+            which differ, are missing, given twice or unfinished).
+    """
+    _check(shards)
+    first = min(shards, key=lambda j: _shard(j).index).header
+    planned = {c for journal in shards for c in journal.header.case_ids}
+    order = [c for c in suite_ids if c in planned]
+    if len(order) != len(planned):
+        left = sorted(planned - set(order))
+        raise JournalError(
+            f"the shards hold {len(left)} case(s) the suite does not define: {left[:5]}"
+        )
+    header = first.model_copy(
+        update={
+            "run_id": new_run_id(),
+            "created_at": datetime.now(UTC).isoformat(),
+            "case_ids": order,
+            "shard": None,
+            "merged_from": [j.run_id for j in sorted(shards, key=lambda j: _shard(j).index)],
+        }
+    )
+    merged = Journal.create(root, header)
+    pending: list[Future[None]] = []
+    acked: set[tuple[str, str]] = set()
+    for journal in sorted(shards, key=lambda j: _shard(j).index):
+        pending += _copy(journal, merged, acked)
+    for done in pending:
+        done.result()
+    merged.append_end()
+    return merged
+
+
+def _copy(journal: Journal, merged: Journal, acked: set[tuple[str, str]]) -> list[Future[None]]:
+    """Queue ``journal``'s results (every repetition) and current acknowledgements into
+    ``merged``."""
+    pending = []
+    for case_id, record in journal.results.read(list(journal.results)):
+        if record is not None:
+            pending.append(merged.submit_result(case_id, _result(record)))
+    for (case_id, _), record in journal.repeated.items():
+        pending.append(merged.submit_result(case_id, _result(record)))
+    for record in journal.current_acks():
+        what, key = str(record["what"]), str(record.get("case_id", ""))
+        if what in _NOT_COPIED or (what, key) in acked:
+            continue  # the shared dataset and experiment: once
+        acked.add((what, key))
+        data = {k: v for k, v in record.items() if k not in ("kind", "what", "case_id")}
+        pending.append(merged.submit_ack(what, record.get("case_id"), **data))
+    return pending
+
+
+def _result(record: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in record.items() if k not in ("kind", "case_id")}
+
+
+def _shard(journal: Journal) -> Shard:
+    assert journal.header.shard is not None  # _check refused unsharded runs
+    return Shard.parse(journal.header.shard)
+
+
+def _check(shards: Sequence[Journal]) -> None:
+    """Check that the journals are every shard of one finished run (one line if not)."""
+    if not shards:
+        raise JournalError("no runs to merge")
+    for journal in shards:
+        if journal.header.shard is None:
+            raise JournalError(f"run {journal.run_id} is not a shard (run with --shard I/N)")
+    first = shards[0].header
+    for journal in shards[1:]:
+        for name, what in _SAME:
+            if getattr(journal.header, name) != getattr(first, name):
+                raise JournalError(
+                    f"runs {first.run_id} and {journal.run_id} are shards of different "
+                    f"{what}: {getattr(first, name)!r} != {getattr(journal.header, name)!r}"
+                )
+    counts = {_shard(j).count for j in shards}
+    if len(counts) > 1:
+        raise JournalError(
+            f"the runs split the cases differently: into {' and '.join(map(str, sorted(counts)))}"
+            " shards"
+        )
+    (count,) = counts
+    seen: dict[int, str] = {}
+    for journal in shards:
+        index = _shard(journal).index
+        if index in seen:
+            raise JournalError(
+                f"shard {index}/{count} given twice: runs {seen[index]} and {journal.run_id}"
+            )
+        seen[index] = journal.run_id
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if missing:
+        given = ", ".join(f"{i}/{count}" for i in sorted(seen))
+        raise JournalError(
+            f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} of run "
+            f"{first.shared_run} {'are' if len(missing) > 1 else 'is'} missing (given: {given})"
+        )
+    for journal in sorted(shards, key=lambda j: _shard(j).index):
+        left = len(journal.missing) + len(journal.missing_repetitions)
+        if not journal.complete or left:
+            raise JournalError(
+                f"run {journal.run_id} (shard {journal.header.shard}) is unfinished: {left} of "
+                f"{len(journal.header.case_ids) * journal.header.repetitions} results missing; "
+                f"`stateval run SUITE --shard {journal.header.shard} --resume` finishes it"
+            )

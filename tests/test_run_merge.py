@@ -1,0 +1,297 @@
+"""``stateval merge`` and ``stateval run --workers N``: the shards of a run reduced to the run,
+its figures, reports, gate and exit code those of a single process."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stateval.cli import app
+from stateval.run import Journal, list_runs
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
+
+MUTATOR = """
+from stateval.state import ValueConfidence
+
+
+def track(state, input):
+    out = state.copy()
+    i = int(input.prompt)
+    out.set_value("n", ValueConfidence(input.prompt if i % 5 else "wrong", 0.6 + (i % 4) / 10))
+    out.set_value("odd", ValueConfidence(i % 2 == 1, 1.0))
+    return out
+"""
+N = 30
+
+
+def _report(path: Path) -> dict[str, Any]:
+    """A JSON report without what differs between two runs of the same cases: the run id and
+    the times the mutator took."""
+    report = json.loads(path.read_text())
+    report.pop("run_id")
+    report.pop("mean_time")
+    for case in report["cases"]:
+        case.pop("time_used", None)
+    if "regressions" in report:
+        diff = report["regressions"]
+        diff.pop("cand")  # "run <id>"
+        diff["metrics"] = [m for m in diff["metrics"] if m["name"] != "mean_time"]
+    return dict(report)
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """A 30-case suite of a Python mutator: one field wrong in every fifth case, confidences
+    spread for calibration, a threshold it misses (so runs exit 1)."""
+    name = "merge_mut_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(MUTATOR)
+    cases = [
+        {"id": f"k{i}", "input": {"prompt": str(i)}, "expected_post_state": {"n": str(i)}}
+        for i in range(N)
+    ]
+    suite = {
+        "name": "merge-small",
+        "mutator": {"type": "python", "callable": f"{name}:track", "path": "."},
+        "cases": {"inline": cases},
+        "policies": {"*": {"confidence": "ignore"}},
+        "thresholds": {"accuracy": 0.9},
+        "phoenix": {"dataset": f"merge-{uuid.uuid4().hex[:8]}"},
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    return tmp_path / "suite.yaml"
+
+
+def _shards(suite: Path, home: Path, n: int, *extra: str) -> list[str]:
+    before = set(list_runs(home))
+    for i in range(1, n + 1):
+        result = _invoke("run", str(suite), "--no-phoenix", "--shard", f"{i}/{n}", *extra)
+        assert result.exit_code in (0, 1), result.output
+    return [r for r in list_runs(home) if r not in before]
+
+
+def test_merged_shards_of_the_multiwoz_example_report_what_the_single_run_does(
+    home: Path,
+) -> None:
+    single = _invoke("run", str(EXAMPLE), "--no-phoenix", "--report-json", "single.json")
+    assert single.exit_code == 0, single.output
+    shards = _shards(EXAMPLE, home, 3)
+    merged = _invoke("merge", *shards, "--report-json", "merged.json", "--junit", "m.xml")
+    assert merged.exit_code == single.exit_code, merged.output
+    one, parts = _report(Path("single.json")), _report(Path("merged.json"))
+    assert parts == one
+    assert one["n_cases"] == 213
+    assert one["episodes"]
+    journal = Journal.open(home)
+    assert journal.header.merged_from == sorted(
+        shards, key=lambda r: Journal.open(home, r).header.shard or ""
+    )
+    assert journal.complete
+    assert journal.header.shard is None
+    first = Journal.open(home, list_runs(home)[0])
+    assert journal.header.case_ids == first.header.case_ids  # planned as the single run
+    assert Path("m.xml").read_text().count("<testcase") == 213
+
+
+def test_merge_keeps_the_exit_code_and_the_gate_of_a_single_run(home: Path, small: Path) -> None:
+    base = _invoke("run", str(small), "--no-phoenix")
+    assert base.exit_code == 1, base.output  # accuracy 0.8 < 0.9
+    (baseline,) = list_runs(home)
+    single = _invoke(
+        "run", str(small), "--no-phoenix", "--baseline", baseline, "--report-json", "one.json"
+    )
+    shards = _shards(small, home, 2)
+    merged = _invoke("merge", *shards, "--baseline", baseline, "--report-json", "two.json")
+    assert merged.exit_code == single.exit_code == 1, merged.output
+    assert "accuracy" in merged.output
+    assert "regression gate" in merged.output
+    one, two = _report(Path("one.json")), _report(Path("two.json"))
+    assert two == one
+    assert one["accuracy"] == pytest.approx(0.8)  # k0, k5, ... k25 wrong
+    assert two["regressions"]["base"] == f"run {baseline}"
+    assert two["calibration"]["overall"]["n"] >= N  # the calibration of every case
+
+
+def test_merge_reads_shard_folders_copied_from_other_machines(home: Path, small: Path) -> None:
+    shards = _shards(small, home, 2)
+    elsewhere = [str(home / "runs" / r) for r in shards]
+    result = _invoke("merge", elsewhere[0], elsewhere[1] + "/journal.jsonl")
+    assert result.exit_code == 1, result.output
+    assert Journal.open(home).header.merged_from == shards
+
+
+def _refused(*args: str) -> str:
+    result = _invoke("merge", *args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_merge_refuses_a_missing_shard(home: Path, small: Path) -> None:
+    shards = _shards(small, home, 3)
+    line = _refused(shards[0], shards[2])
+    assert re.fullmatch(r"error: shard 2/3 of run \w+ is missing \(given: 1/3, 3/3\)", line)
+
+
+def test_merge_refuses_a_shard_given_twice(home: Path, small: Path) -> None:
+    shards = _shards(small, home, 2)
+    # a retried CI job: shard 1/2 of the same run again
+    assert _invoke("run", str(small), "--no-phoenix", "--shard", "1/2").exit_code == 1
+    retried = list_runs(home)[-1]
+    line = _refused(*shards, retried)
+    assert line == f"error: shard 1/2 given twice: runs {shards[0]} and {retried}"
+
+
+def test_merge_refuses_shards_of_different_repetitions_suites_or_modes(
+    home: Path, small: Path
+) -> None:
+    first = _shards(small, home, 2)
+    repeated = _shards(small, home, 2, "--repeat", "2")
+    line = _refused(first[0], repeated[1])
+    assert line.startswith(f"error: runs {first[0]} and {repeated[1]} are shards of different ")
+    assert "repetitions: 1 != 2" in line
+    tf = _shards(EXAMPLE, home, 2)
+    free = _shards(EXAMPLE, home, 2, "--mode", "free_running")
+    assert "different episode modes: 'teacher_forced' != 'free_running'" in _refused(tf[0], free[1])
+    assert "different suites" in _refused(first[0], tf[1])
+    assert _refused(first[0], "no-such-run").startswith("error: no run 'no-such-run' under ")
+    assert _invoke("run", str(small), "--no-phoenix").exit_code == 1
+    assert _refused(list_runs(home)[-1]) == (
+        f"error: run {list_runs(home)[-1]} is not a shard (run with --shard I/N)"
+    )
+
+
+def test_merge_refuses_an_unfinished_shard(home: Path, small: Path) -> None:
+    shards = _shards(small, home, 2)
+    path = home / "runs" / shards[1] / "journal.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if b'"kind":"end"' not in line][:-2]  # two results lost
+    path.write_bytes(b"".join(kept))
+    line = _refused(*shards)
+    total = len(Journal.open(home, shards[1]).header.case_ids)
+    assert line == (
+        f"error: run {shards[1]} (shard 2/2) is unfinished: 2 of {total} results missing; "
+        "`stateval run SUITE --shard 2/2 --resume` finishes it"
+    )
+
+
+def test_workers_make_one_run_with_the_single_runs_figures(home: Path, small: Path) -> None:
+    single = _invoke("run", str(small), "--no-phoenix", "--report-json", "one.json")
+    workers = _invoke(
+        "run", str(small), "--no-phoenix", "--workers", "2", "--report-json", "two.json"
+    )
+    assert workers.exit_code == single.exit_code == 1, workers.output
+    assert _report(Path("two.json")) == _report(Path("one.json"))
+    assert workers.output.count("threshold accuracy") == 1  # one summary
+    runs = [Journal.open(home, r) for r in list_runs(home)[1:]]
+    assert sorted(j.header.shard or "" for j in runs) == ["", "1/2", "2/2"]
+    by_shard = sorted(runs[:2], key=lambda j: j.header.shard or "")
+    assert runs[-1].header.merged_from == [j.run_id for j in by_shard]
+
+
+def test_workers_refuse_options_that_do_not_combine(home: Path, small: Path) -> None:
+    result = _invoke("run", str(small), "--no-phoenix", "--workers", "2", "--shard", "1/2")
+    assert result.exit_code == 2
+    assert "--workers and --backend do not combine with --shard" in result.output
+    result = _invoke("run", str(small), "--no-phoenix", "--workers", "2", "--backend", "mpi")
+    assert result.exit_code == 2
+    assert "--backend 'mpi': expected one of local, ray" in result.output
+
+
+def _get(url: str, path: str, **params: Any) -> Any:
+    response = httpx.get(f"{url}{path}", params=params, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+@pytest.mark.phoenix
+def test_workers_fill_one_experiment_with_the_whole_runs_figures(
+    home: Path, small: Path, phoenix_url: str
+) -> None:
+    result = _invoke("run", str(small), "--phoenix-url", phoenix_url, "--workers", "2")
+    assert result.exit_code == 1, result.output
+    assert f"Phoenix: {N} of {N} cases delivered" in result.output
+    merged = Journal.open(home)
+    experiment_id = merged.ack("experiment")["experiment_id"]  # type: ignore[index]
+    dataset = yaml.safe_load(small.read_text())["phoenix"]["dataset"]
+    (found,) = _get(phoenix_url, "/v1/datasets", name=dataset)["data"]
+    experiments = _get(phoenix_url, f"/v1/datasets/{found['id']}/experiments")["data"]
+    assert [e["id"] for e in experiments] == [experiment_id]
+    assert len(_get(phoenix_url, f"/v1/experiments/{experiment_id}/runs")["data"]) == N
+    meta = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]["metadata"]
+    assert sorted(meta["shard_figures"]) == ["1/2", "2/2"]
+    # the whole run's figures at the top level, as a single run stores its own
+    assert meta["accuracy"] == pytest.approx(0.8)
+    assert meta["fields"]["n"]["matching"] == N - N // 5
+
+
+# -- --backend ray: the shards as Ray tasks on a local 2-CPU Ray ------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A local Ray with 2 CPUs (skips when Ray is not installed: pip install 'stateval[ray]')."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def test_ray_shards_make_the_single_runs_report(cluster: Any, home: Path, small: Path) -> None:
+    single = _invoke("run", str(small), "--no-phoenix", "--report-json", "one.json")
+    result = _invoke(
+        "run", str(small), "--no-phoenix", "--workers", "2", "--backend", "ray",
+        "--report-json", "two.json",
+    )  # fmt: skip
+    assert result.exit_code == single.exit_code == 1, result.output
+    assert _report(Path("two.json")) == _report(Path("one.json"))
+    merged = Journal.open(home)
+    shards = [Journal.open(home, r) for r in merged.header.merged_from]
+    # the workers journaled in temporary homes of their own; their journals came back here
+    assert [j.header.shard for j in shards] == ["1/2", "2/2"]
+    assert sorted(c for j in shards for c in j.header.case_ids) == sorted(merged.header.case_ids)
+    assert len(list_runs(home)) == 4  # the single run, two shards, the merged run
+
+
+@pytest.mark.phoenix
+def test_ray_workers_upload_into_one_experiment(
+    cluster: Any, home: Path, small: Path, phoenix_url: str
+) -> None:
+    result = _invoke(
+        "run", str(small), "--phoenix-url", phoenix_url, "--workers", "2", "--backend", "ray"
+    )
+    assert result.exit_code == 1, result.output
+    assert f"Phoenix: {N} of {N} cases delivered" in result.output
+    experiment_id = Journal.open(home).ack("experiment")["experiment_id"]  # type: ignore[index]
+    dataset = yaml.safe_load(small.read_text())["phoenix"]["dataset"]
+    (found,) = _get(phoenix_url, "/v1/datasets", name=dataset)["data"]
+    experiments = _get(phoenix_url, f"/v1/datasets/{found['id']}/experiments")["data"]
+    assert [e["id"] for e in experiments] == [experiment_id]
+    runs = _get(phoenix_url, f"/v1/experiments/{experiment_id}/runs")["data"]
+    assert len({r["dataset_example_id"] for r in runs}) == N
+    meta = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]["metadata"]
+    assert meta["n_cases"] == N
+    assert meta["accuracy"] == pytest.approx(0.8)
