@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
@@ -22,6 +23,8 @@ from stateval.compare import (
 from stateval.errors import SuiteProblemsError
 from stateval.state import InterpretiveState
 from stateval.suite import load_suite
+
+REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "report-schema.json"
 
 SCHEMA = [
     {
@@ -94,11 +97,15 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str) -> dict[
     _suite(tmp_path, metrics)
     report = tmp_path / "r.json"
     ran = CliRunner().invoke(
-        app, ["run", "suite.yaml", "--no-phoenix", "--report-json", str(report)]
+        app,
+        ["run", "suite.yaml", "--no-phoenix", "--report-json", str(report), "--markdown", "r.md"],
     )
     assert ran.exit_code in (0, 1), ran.output
     data = json.loads(report.read_text())
     assert isinstance(data, dict)
+    jsonschema.validate(data, json.loads(REPORT_SCHEMA.read_text()))
+    data["terminal"] = ran.output
+    data["markdown"] = (tmp_path / "r.md").read_text()
     return data
 
 
@@ -147,6 +154,26 @@ def test_sgd_run_reports_frame_figures_named_after_sgd(
     assert seen["unseen"]["sgd_joint_goal_accuracy"] == pytest.approx(0.36, abs=1e-12)
     assert seen["seen"]["sgd_joint_goal_accuracy"] == pytest.approx(0.5, abs=1e-12)
     assert convention["slices"]["domain"]["Hotels"]["sgd_joint_cat_accuracy"] is None
+    assert "sgd joint goal accuracy" in data["terminal"]  # type: ignore[operator]
+    assert "| sgd_joint_goal_accuracy | 45.3% |" in data["markdown"]  # type: ignore[operator]
+
+
+def test_seen_services_can_be_a_train_schema_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "schema.json").write_text(json.dumps(SCHEMA[:1]))
+    data = _run(tmp_path, monkeypatch, "{convention: sgd, seen_services: train/schema.json}")
+    seen = data["conventions"]["convention"]["slices"]["seen"]  # type: ignore[index]
+    assert seen["unseen"]["sgd_joint_goal_accuracy"] == pytest.approx(0.36, abs=1e-12)
+
+
+def test_an_unreadable_seen_services_file_is_one_line(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "{convention: sgd, seen_services: nowhere.json}")
+    with pytest.raises(SuiteProblemsError) as info:
+        load_suite(suite, load_mutator=False)
+    (line,) = info.value.problems
+    assert "metrics.seen_services: cannot read" in line
 
 
 def test_overridden_matching_is_not_called_sgd(

@@ -123,6 +123,8 @@ def _headline(summary: RunSummary) -> str:
     if summary.joint_goal_accuracy is not None:
         tiles.append(_tile("joint goal accuracy", _pct(summary.joint_goal_accuracy)))
         tiles.append(_tile("slot accuracy", _pct(summary.slot_accuracy)))
+    for name, value in summary.convention_figures().items():
+        tiles.append(_tile(name, _pct(value)))
     tiles.append(_tile("cases", f"{summary.n_cases}"))
     tiles.append(_tile("mutator errors", f"{summary.n_errors}"))
     overall = summary.calibration.overall if summary.calibration is not None else None

@@ -48,6 +48,8 @@ def markdown_report(summary: RunSummary, *, max_fields: int = 15, max_cases: int
     if summary.joint_goal_accuracy is not None:
         lines.append(f"| joint goal accuracy | {_pct(summary.joint_goal_accuracy)} |")
         lines.append(f"| slot accuracy | {_pct(summary.slot_accuracy)} |")
+    for figure, ratio in summary.convention_figures().items():
+        lines.append(f"| {figure} | {_pct(ratio)} |")
     quality = quality_lines(summary)
     if quality:
         lines += [""] + [f"- {_cell(line)}" for line in quality]
