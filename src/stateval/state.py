@@ -219,10 +219,54 @@ def _candidate(value: Any, confidence: float, message_id: str | None) -> ValueCo
     return vc
 
 
+_SHARED_KEYS = (
+    frozenset({"value", "confidence"}),
+    frozenset({"value", "confidence", "message_id"}),
+)
+
+
+def _compact(fields: Mapping[str, Any]) -> InterpretiveState | None:
+    """The state a `to_dict` form holds in the compact form when it can be (one candidate per
+    path, one confidence and message id, no inference: what a compact state writes), else
+    None; None too for anything `InterpretiveState.from_dict` would refuse, so that it words
+    the problem."""
+    values: dict[str, Any] = {}
+    confidence: Any = None
+    message_id: Any = None
+    for path, candidates in fields.items():
+        if candidates.__class__ is not list or len(candidates) != 1:
+            return None
+        candidate = candidates[0]
+        if candidate.__class__ is not dict or candidate.keys() not in _SHARED_KEYS:
+            return None
+        conf = candidate["confidence"]
+        if confidence is None:
+            confidence, message_id = conf, candidate.get("message_id")
+        elif (
+            conf.__class__ is not confidence.__class__
+            or conf != confidence
+            or (not conf and str(conf) != str(confidence))  # 0.0 is not -0.0
+            or candidate.get("message_id") != message_id
+        ):
+            return None
+        values[path] = candidate["value"]
+    if confidence is None or confidence.__class__ is not float:
+        return None
+    if message_id is not None and (
+        message_id.__class__ is not str or _SURROGATE.search(message_id)
+    ):
+        return None
+    try:
+        return InterpretiveState.from_flat(values, confidence, message_id)
+    except StateError:
+        return None
+
+
 class FlatValues:
     """The compact form of a state built from flat values: one candidate per path, every one
-    with the same confidence and message id (see `InterpretiveState.from_flat`). Read-only by
-    convention: nothing changes it after it is made.
+    with the same confidence and message id (see `InterpretiveState.from_flat`). Only its state
+    changes it (`InterpretiveState.set_value` with a value of the same confidence and message
+    id); each state has its own.
 
     Attributes:
         values: Path -> value.
@@ -313,10 +357,25 @@ class InterpretiveState:
         validate_path(path)
         if not isinstance(value, ValueConfidence):
             raise InvalidValueError(value, _not_a_candidate("set_value", path, value), path)
+        flat = self._flat
+        if (  # a value like the compact form's others: the state stays compact
+            flat is not None
+            and (conf := value.confidence) == flat.confidence
+            and (conf or str(conf) == str(flat.confidence))  # 0.0 is not -0.0 in JSON
+            and value.message_id == flat.message_id
+            and value.inference is None
+        ):
+            flat.values[path] = value.value
+            flat.all_strings = flat.all_strings and value.value.__class__ is str
+            return
         self._expand()[path] = [value]
 
     def remove(self, path: str) -> None:
         """Remove the field ``path`` and all its candidates (a no-op when absent)."""
+        flat = self._flat
+        if flat is not None:
+            flat.values.pop(path, None)
+            return
         self._expand().pop(path, None)
 
     def best(self, path: str) -> ValueConfidence | None:
@@ -394,6 +453,9 @@ class InterpretiveState:
         """Inverse of `to_dict`."""
         if not isinstance(data, Mapping) or not isinstance(data.get("fields"), Mapping):
             raise StateError('a state is an object {"fields": {path: [candidate, ...]}}')
+        compact = _compact(data["fields"])
+        if compact is not None:
+            return compact
         state = cls()
         for path, candidates in data["fields"].items():
             validate_path(path)

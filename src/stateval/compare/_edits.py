@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import Any
 
 from stateval.compare._comparison import FieldStatus, StateComparison
-from stateval.compare._field_policies import FieldPolicies
+from stateval.compare._field_policies import IGNORED, FieldPolicies
 from stateval.compare._match import match_values
 from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
@@ -125,13 +125,15 @@ class FieldEdit:
 _ABSENT: Any = object()
 
 
-def _op(policy: MatchPolicy, before: Any, after: Any) -> EditOp:
+def _op(policy: MatchPolicy, strict: bool, before: Any, after: Any) -> EditOp:
     if before is _ABSENT:
         return _N if after is _ABSENT else _A
     if after is _ABSENT:
         return _D
     if type(after) is type(before) and after == before and policy.list_mode != "any_of":
         return _K  # the same value matches itself under every policy but alternatives
+    if strict and after.__class__ is str and before.__class__ is str:
+        return _U  # two different strings under plain JSON equality
     return _K if match_values(policy, after, before).matched else _U
 
 
@@ -163,9 +165,10 @@ def field_edits(
     paths = list(want)
     paths += [p for p in before if p not in want]
     paths += [p for p in got if p not in want and p not in before]
+    plan = resolved.plan
     for path in paths:
-        policy = resolved.for_path(path)
-        if policy.ignore:
+        policy, mode = plan(path)
+        if mode is IGNORED:
             continue
         p = before.get(path, _ABSENT)
         e = want.get(path, _ABSENT)
@@ -179,7 +182,8 @@ def field_edits(
         ):
             out.append(_edit(path, _K, _K, None))
             continue
-        exp, act = _op(policy, p, e), _op(policy, p, a)
+        strict = policy.is_strict
+        exp, act = _op(policy, strict, p, e), _op(policy, strict, p, a)
         if e is _ABSENT and a is _ABSENT:
             right = True
         elif e is _ABSENT or a is _ABSENT:

@@ -46,11 +46,12 @@ class PythonMutator:
             raise MutatorError(f"PythonMutator needs a callable, got {type(fn).__name__}")
         self.fn = fn
         self.name = _callable_name(fn)
+        self._async = _is_async(fn)
 
     async def mutate(self, state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
         """Call the wrapped callable on a copy of ``state`` and check what it returns."""
         working = state.copy()
-        if _is_async(self.fn):
+        if self._async:
             result: Any = await cast(Any, self.fn)(working, input)
         else:
             result = await asyncio.to_thread(self.fn, working, input)

@@ -109,7 +109,8 @@ class CasePipeline:
             self.evaluator = LLMEvaluator(self.scoring.policies)
         given = case if pre_state is None else replace(case, pre_state=pre_state)
         result, case_span = await _run_case(given, self.mutator, self.evaluator, self.open_span)
-        result = replace(result, repetition=repetition, pre_state=pre_state)
+        if repetition != 1 or pre_state is not None:
+            result = replace(result, repetition=repetition, pre_state=pre_state)
         reenter = getattr(case_span, "reenter", None)
         try:
             with reenter() if callable(reenter) else nullcontext():

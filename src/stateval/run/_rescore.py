@@ -175,7 +175,8 @@ def rescored_tally(
     Raises:
         JournalError: The run has no results, or holds cases the suite does not.
     """
-    unknown = [c for c in journal.results if suite.case(c) is None]
+    known = set(suite.cases.ids)  # not `suite.case`: that reads and builds each case
+    unknown = [c for c in journal.results if c not in known]
     if unknown:
         raise JournalError(
             f"run {journal.run_id} has cases {suite.path} does not define: {unknown[:5]}"

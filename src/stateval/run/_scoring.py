@@ -28,7 +28,7 @@ from stateval.compare import (
 )
 from stateval.errors import StatevalError
 from stateval.run._judging import apply_judgements, evaluation, judge_errors
-from stateval.run._results import CaseResult, CaseScore, Evaluation
+from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.state import InterpretiveState
 from stateval.suite import Case, SlotSchema, Suite, ThresholdsSpec
 
@@ -154,9 +154,10 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     """
     expected = case.expected_post_state
     actual = result.post_state if result.post_state is not None else InterpretiveState()
-    comparison, judged = apply_judgements(
-        compare_states(expected, actual, scoring.policies), result.judgements
-    )
+    comparison = compare_states(expected, actual, scoring.policies)
+    judged: dict[str, Judgement | None] = {}
+    if scoring.policies.has_judge:  # without a judge's policy no field asks for a verdict
+        comparison, judged = apply_judgements(comparison, result.judgements)
     ok = result.ok
     checks = _checks(expected, actual, comparison, scoring, ok)
 

@@ -62,21 +62,24 @@ class CaseAudit:
     def add(self, case: Case) -> None:
         """Take one valid case into account."""
         expected = case.expected_post_state
-        self._known.update(expected.paths())
-        for path in expected.paths():
-            best = expected.best(path)
-            if best is not None and isinstance(best.value, list):
-                self._add_items(path, best.value)
-                self._list_gold.setdefault(path, (case.id, best.value))
-            elif best is not None:
-                self._scalar_gold.add(path)
+        flat = expected.flat_values
+        gold = flat.values if flat is not None else expected.to_flat()  # path -> best value
+        self._known.update(gold)
+        if flat is not None and flat.all_strings:
+            self._scalar_gold.update(gold)
+        else:
+            for path, value in gold.items():
+                if isinstance(value, list):
+                    self._add_items(path, value)
+                    self._list_gold.setdefault(path, (case.id, value))
+                else:
+                    self._scalar_gold.add(path)
         for path in case.human:
             if self._policies.for_path(path).judge is None:
                 self._human.append((case.id, path))
         for path, values in self._allowed.items():
-            best = expected.best(path)
-            if best is not None:
-                self._check_values(case.id, path, best.value, values)
+            if path in gold:
+                self._check_values(case.id, path, gold[path], values)
 
     def _add_items(self, path: str, items: list[Any]) -> None:
         """The sub-fields of a list of records (``line_items[].quantity``) are known paths."""

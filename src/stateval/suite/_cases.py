@@ -18,6 +18,7 @@ from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState
 from stateval.suite._case import UNREVIEWED, Case, review_status
+from stateval.suite._case_spec import PlainCaseSpec, case_spec
 from stateval.suite._documents import DocumentError, parse_json
 from stateval.suite._episodes import EpisodeIndexer, episode_keys
 from stateval.suite._models import CaseSpec, EpisodesSpec, HumanVerdictSpec
@@ -187,7 +188,10 @@ def _human_verdict(given: str | HumanVerdictSpec) -> HumanVerdict:
 
 
 def build_case(
-    spec: CaseSpec, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None = None
+    spec: CaseSpec | PlainCaseSpec,
+    fmt: StateFormat,
+    confidence: float,
+    episodes: EpisodesSpec | None = None,
 ) -> tuple[Case | None, list[tuple[Loc, str]]]:
     """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems.
 
@@ -224,7 +228,8 @@ def build_case(
     except StateError as exc:
         problems.append((("input", "metadata"), str(exc)))
     try:
-        json.dumps(spec.metadata, allow_nan=False)
+        if spec.metadata:
+            json.dumps(spec.metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
         problems.append((("metadata",), f"not JSON: {exc}"))
     if problems:
@@ -248,6 +253,7 @@ class _Record:
     data: object
     line: int | None
     locate: Locate
+    parsed: bool = False  # parsed from JSON text: every object key is a string
 
 
 def _case_id(data: object) -> str | None:
@@ -361,7 +367,7 @@ def _read_jsonl(
             except DocumentError as exc:
                 problems.append(format_problem(label, number, None, None, exc.message))
                 continue
-            record = _Record(data, number, lambda _loc, n=number: n)  # type: ignore[misc]
+            record = _Record(data, number, lambda _loc, n=number: n, parsed=True)  # type: ignore[misc]
             case = _build_record(record, label, fmt, confidence, problems, seen, episodes, drafts)
             if case is not None and not problems:
                 hasher.add(case)
@@ -386,7 +392,7 @@ def _case_from_line(
 ) -> Case:
     """One case from one (already validated) JSONL line."""
     try:
-        spec = CaseSpec.model_validate(parse_json(raw))
+        spec = case_spec(parse_json(raw))
     except (ValueError, ValidationError, DocumentError) as exc:
         raise SuiteError(f"not a valid case: {exc}") from exc
     case, bad = build_case(spec, fmt, confidence, episodes)
@@ -434,7 +440,7 @@ def _build_record(
     unreviewed draft, whose id is appended to ``drafts``)."""
     case_id = _case_id(record.data)
     try:
-        spec = CaseSpec.model_validate(record.data)
+        spec = case_spec(record.data) if record.parsed else CaseSpec.model_validate(record.data)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(error["loc"])

@@ -26,6 +26,7 @@ import stat
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
 import yaml
 from yaml.constructor import ConstructorError
 
@@ -49,6 +50,8 @@ MAX_INT_DIGITS: Final = 4_300
 _TAG = "tag:yaml.org,2002:"
 _REFUSED_TAGS: Final = ("timestamp", "binary", "set", "omap", "pairs")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_LONG_DIGITS: Final = re.compile(r"[0-9]{20}")
+_LONG_DIGITS_B: Final = re.compile(rb"[0-9]{20}")
 
 
 class DocumentError(Exception):
@@ -166,20 +169,37 @@ def parse_json(text: str | bytes) -> Any:
     """The value of a JSON document, within the limits (``NaN`` and ``Infinity`` pass through:
     the state checks reject them where a value must be finite).
 
+    The text is parsed by orjson, which reads a subset of what the standard library reads, to
+    the same values; what it refuses (``NaN``, a text that is not JSON...) or reads otherwise
+    (a number of 20 digits or more, which may be an integer past 64 bits: orjson makes it a
+    float) is parsed by the standard library, whose value or error message is the answer.
+
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
     """
+    long = _LONG_DIGITS_B.search(text) if isinstance(text, bytes) else _LONG_DIGITS.search(text)
+    if long:
+        value = _parse_standard(text)
+    else:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = _parse_standard(text)
+    if not _plainly_within_limits(text):
+        _check_value(value)
+    return value
+
+
+def _parse_standard(text: str | bytes) -> Any:
+    """`parse_json`'s value with the standard library's parser, or its error."""
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"invalid JSON: {exc.msg}", exc.lineno) from None
     except RecursionError:
         raise DocumentError(f"invalid JSON: nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # an integer past Python's digit limit
         raise DocumentError(f"invalid JSON: {_first_clause(exc)}") from None
-    if not _plainly_within_limits(text):
-        _check_value(value)
-    return value
 
 
 def _plainly_within_limits(text: str | bytes) -> bool:

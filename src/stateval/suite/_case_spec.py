@@ -1,0 +1,87 @@
+"""A case record read into what `CaseSpec` holds, through pydantic only when it must be.
+
+Every case line is read twice in a run (validated when the suite loads, read again when the
+case runs), and pydantic's validation of a case costs as much as the rest of reading it. A record
+of the plain shape that nearly every case file has is taken as it is (`case_spec`); any other
+goes through `CaseSpec`, which accepts it or words its problems.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stateval.suite._models import CaseInputSpec, CaseSpec
+
+__all__ = ["PlainCaseInput", "PlainCaseSpec", "case_spec"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCaseInput:
+    """What `CaseInputSpec` holds."""
+
+    prompt: str
+    message_id: str | None
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCaseSpec:
+    """A case record of the shape every plainly valid case line has, read without pydantic:
+    what `CaseSpec` holds after validating it (see `case_spec`)."""
+
+    id: str
+    pre_state: dict[str, Any]
+    input: PlainCaseInput
+    expected_post_state: dict[str, Any]
+    actual_post_state: Any
+    metadata: dict[str, Any]
+    human: dict[str, Any]
+
+
+_CASE_KEYS = frozenset(CaseSpec.model_fields)
+_INPUT_KEYS = frozenset(CaseInputSpec.model_fields)
+_EMPTY: dict[str, Any] = {}
+
+
+def case_spec(data: object) -> CaseSpec | PlainCaseSpec:
+    """``CaseSpec.model_validate(data)`` for a record parsed from JSON (string keys).
+
+    A record of the plain shape (known keys only; a non-empty string id; objects for the
+    states, the input and the metadata, the expected state given; a string prompt and a
+    string or no message id; no human verdicts) has nothing pydantic would reject or change,
+    so it is taken as it is (the record is the caller's, freshly parsed: nothing is copied);
+    any other goes through `CaseSpec`, which accepts it or words its problems.
+
+    Raises:
+        ValidationError: The record is not a valid case.
+    """
+    if isinstance(data, dict) and data.keys() <= _CASE_KEYS:
+        case_id = data.get("id")
+        given = data.get("input")
+        pre = data.get("pre_state", {})
+        expected = data.get("expected_post_state")
+        metadata = data.get("metadata", {})
+        if (
+            isinstance(case_id, str)
+            and case_id
+            and isinstance(given, dict)
+            and given.keys() <= _INPUT_KEYS
+            and isinstance(prompt := given.get("prompt"), str)
+            and isinstance(message_id := given.get("message_id"), str | None)
+            and isinstance(given_metadata := given.get("metadata", {}), dict)
+            and isinstance(pre, dict)
+            and isinstance(expected, dict)
+            and isinstance(metadata, dict)
+            and data.get("human", _EMPTY) == _EMPTY
+        ):
+            return PlainCaseSpec(
+                case_id,
+                pre,
+                PlainCaseInput(prompt, message_id, given_metadata),
+                expected,
+                data.get("actual_post_state"),
+                metadata,
+                {},
+            )
+    return CaseSpec.model_validate(data)
