@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 import yaml
 
-from stateval.compare import FieldPolicies, MetricOptions, MetricsAccumulator, compare_states
+from stateval.compare import (
+    FieldPolicies,
+    MetricOptions,
+    MetricsAccumulator,
+    SlotInfo,
+    UnitAccumulator,
+    compare_states,
+    resolve_options,
+)
 from stateval.state import InterpretiveState
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dstc10_track2"
@@ -94,3 +102,39 @@ def test_the_former_recipe_does_not_reproduce_value_prf() -> None:
     ours, official = _stateval_figures(recipe), _official()
     assert abs(ours["f1"] - official["f1"]) > 0.01
     assert abs(ours["precision"] - official["precision"]) > 0.01
+
+
+def test_dstc10_preset_reproduces_the_official_scorer() -> None:
+    """``metrics: {convention: dstc10}``: the scorer's own matching (pairs equal after
+    lower-casing and whole-value number words, list F1 as credit) over the 19 slots, whatever
+    the suite's policies (strict here)."""
+    slots = list(_recipe()["slots"])
+    acc = MetricsAccumulator(slots=slots, options=resolve_options("dstc10"))
+    for line in (FIXTURE / "turns.jsonl").read_text(encoding="utf-8").splitlines():
+        turn = json.loads(line)
+        expected = InterpretiveState.from_flat(_flat(turn["ref"]))
+        actual = InterpretiveState.from_flat(_flat(turn["pred"]))
+        acc.add(compare_states(expected, actual, paths=slots))
+    result = acc.result()
+    assert result.convention is not None
+    figures = result.convention.figures
+    value = {"precision": "value_precision", "recall": "value_recall", "f1": "value_f1"}
+    for name, figure in _official().items():
+        mine = figures[f"dstc10_{value.get(name, name)}"]
+        assert mine == pytest.approx(figure, abs=1e-9), name
+    # the run's own figures follow the (strict) policies: not the scorer's
+    assert abs(result.joint_goal_accuracy - _official()["joint_goal_accuracy"]) > 0.01
+
+
+def test_dstc10_preset_counts_value_pairs_as_the_scorer_does() -> None:
+    """``["1", "one"]`` against ``["1"]``: the scorer counts two matching pairs (P 2/1, R 2/2,
+    F1 4/3), so the slot is wrong (its F1 is not 1) and earns 4/3 as value credit; the
+    recipe's ``list_mode: set`` calls it right."""
+    gold = InterpretiveState.from_flat({"hotel.book.people": ["1", "one"]})
+    pred = InterpretiveState.from_flat({"hotel.book.people": ["1"]})
+    acc = UnitAccumulator(resolve_options("dstc10"), [SlotInfo("hotel.book.people")])
+    acc.add(compare_states(gold, pred))
+    figures = acc.result().figures
+    assert figures["dstc10_slot_accuracy"] == 0.0
+    assert figures["dstc10_value_precision"] == pytest.approx(4 / 3)
+    assert figures["dstc10_value_recall"] == pytest.approx(4 / 3)

@@ -15,7 +15,8 @@ This is where a field's expected and actual values are judged, and where every s
 - ``_conventions.py`` is the table of published scorers' conventions (``metrics: {convention:
   sgd}``: scope, matching, aggregation, reported names; one entry per convention) and of slot
   matchings; ``_unit_metrics.py`` counts a convention's figures over turns or service frames;
-  ``_fuzzywuzzy.py`` gives fuzzywuzzy's scores as those scorers call them;
+  ``_fuzzywuzzy.py`` gives fuzzywuzzy's scores as those scorers call them, ``_mwzeval.py``
+  mwzeval's slot value normaliser;
 - ``_edits.py`` names each field's expected and actual edit operation (keep, add, update,
   delete) and the error when they differ (stale, clobber, missed delete...);
   ``_edit_matrix.py`` counts them into a run's matrix and rates;

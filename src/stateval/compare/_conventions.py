@@ -10,13 +10,15 @@ plus a function in `SLOT_SCORERS` when its matching rule is new. The shape of an
     "sgd": Convention(
         name="sgd",              # what `metrics.convention` says; prefixes its reported names
         source="DSTC8 ...",      # the scorer it reproduces (reports and docs name it)
-        scope="frame",           # the units scored: "turn" (a case's scored slots in play) or
+        scope="frame",           # the units scored: "turn" (a case's scored slots in play),
                                  # "frame" (each service a case names under services_key, with
-                                 # every schema slot of that service)
+                                 # every schema slot of that service) or "state" (a case with
+                                 # every field either state holds, and the schema's slots)
         matching="sgd",          # a key of SLOT_SCORERS: the score in [0, 1] of a slot that
                                  # both states hold ("policies": the suite's match policies)
         joint="product",         # a unit's joint goal: the "product" of its slot scores, or
-                                 # "all_right" (scores are first made 1 when == 1, else 0)
+                                 # "all_right" (scores are first made 1 when == 1, else 0; the
+                                 # matching's score stays the value credit)
         aggregation="unit_mean", # "unit_mean": each figure is the mean of the units' own
                                  # ratios; "pooled": one ratio of the sums over the units
         reported=("joint_goal_accuracy", ...),  # figures of FIGURES (``_unit_metrics.py``) it
@@ -31,6 +33,10 @@ names carry no prefix) and never replace them. Their names carry the convention'
 while every setting that shapes them is the convention's: a suite that changes one (say
 ``matching: policies`` under ``convention: sgd``) gets ``custom_...`` names, because the
 numbers are no longer that scorer's.
+
+The entries: ``sgd`` (DSTC8), ``mwzeval`` (MultiWOZ_Evaluation ``get_dst``), ``trade``
+(TRADE's ``evaluate_metrics``), ``dstc10`` (DSTC10 Track 2 ``scores.py``); docs/concepts.md
+gives each one's checks against the scorer's own code.
 
 Example:
     >>> options = resolve_options("sgd")
@@ -48,7 +54,7 @@ from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from stateval.compare._field_comparison import FieldComparison, FieldStatus
-from stateval.compare._fuzzywuzzy import token_sort_ratio
+from stateval.compare._fuzzywuzzy import partial_ratio, token_sort_ratio
 from stateval.compare._metric_options import (
     Aggregation,
     Averaging,
@@ -58,6 +64,8 @@ from stateval.compare._metric_options import (
     Scope,
     WrongValue,
 )
+from stateval.compare._mwzeval import normalize_slot_value
+from stateval.compare._normalize import json_equal
 
 __all__ = [
     "CONVENTIONS",
@@ -124,10 +132,54 @@ def _sgd(pair: SlotPair) -> float:
     return max((token_sort_ratio(_text(r), _text(hyp)) / 100.0 for r in refs), default=0.0)
 
 
+def _exact(pair: SlotPair) -> float:
+    """TRADE: the values are equal, exactly (TRADE compares ``domain-slot-value`` strings)."""
+    return float(json_equal(pair.expected, pair.actual))
+
+
+def _mwzeval(pair: SlotPair) -> float:
+    """mwzeval ``get_dst``: both values through mwzeval's normaliser of the slot
+    (``_mwzeval.py``), then right when fuzzywuzzy's ``partial_ratio(hyp, ref) > 95``
+    (python-Levenshtein back-end, ``_fuzzywuzzy.py``). A list stands for its first value."""
+    hyp = normalize_slot_value(pair.path, _text(_first(pair.actual)))
+    ref = normalize_slot_value(pair.path, _text(_first(pair.expected)))
+    return float(partial_ratio(hyp, ref) > 95)
+
+
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_DSTC10_NUMBERS = {word: str(i) for i, word in enumerate(_NUMBER_WORDS, start=1)}
+
+
+def _dstc10_value(value: Any) -> str:
+    """``scores.py``'s ``_normalize_value``: lower-cased, a whole "one".."nine" as its digit."""
+    text = _text(value).lower()
+    return _DSTC10_NUMBERS.get(text, text)
+
+
+def _distinct(value: Any) -> list[Any]:
+    return list(dict.fromkeys(value if isinstance(value, list) else [value]))
+
+
+def _dstc10(pair: SlotPair) -> float:
+    """DSTC10 Track 2 ``scores.py`` (since d556d55): each side's values deduplicated as written,
+    pairs equal after lower-casing and whole-value number words ("two" -> "2") counted; the
+    slot scores the F1 of that count over both list lengths (right when 1). A single value
+    stands for a list of it."""
+    refs, hyps = _distinct(pair.expected), _distinct(pair.actual)
+    matched = sum(_dstc10_value(r) == _dstc10_value(h) for r in refs for h in hyps)
+    if not matched:
+        return 0.0
+    precision, recall = matched / len(hyps), matched / len(refs)
+    return 2 * precision * recall / (precision + recall)
+
+
 SLOT_SCORERS: Mapping[str, SlotScorer] = MappingProxyType(
     {
         "policies": _policies,
         "sgd": _sgd,
+        "exact": _exact,
+        "mwzeval": _mwzeval,
+        "dstc10": _dstc10,
     }
 )
 """How a slot both states hold scores, by the name ``metrics.matching`` gives."""
@@ -180,6 +232,44 @@ CONVENTIONS: Mapping[str, Convention] = MappingProxyType(
                 "joint_noncat_accuracy",
                 "average_noncat_accuracy",
             ),
+        ),
+        "mwzeval": Convention(
+            name="mwzeval",
+            source="Tomiinek/MultiWOZ_Evaluation (mwzeval) get_dst, dst=True: its "
+            "normalize_data value normaliser, fuzzywuzzy partial_ratio > 95",
+            scope="state",
+            matching="mwzeval",
+            joint="all_right",
+            aggregation="pooled",
+            reported=("joint_goal_accuracy", "value_precision", "value_recall", "value_f1"),
+        ),
+        "trade": Convention(
+            name="trade",
+            source="jasonwu0731/trade-dst models/TRADE.py evaluate_metrics: joint accuracy, "
+            "slot accuracy over the slot list (compute_acc), joint F1 per turn (compute_prf)",
+            scope="turn",
+            matching="exact",
+            joint="all_right",
+            aggregation="unit_mean",
+            reported=("joint_goal_accuracy", "slot_accuracy", "value_f1"),
+            averaging="case",
+        ),
+        "dstc10": Convention(
+            name="dstc10",
+            source="alexa/alexa-with-dstc10-track2-dataset task1/scripts/scores.py (d556d55, "
+            "partial scores for multiple values)",
+            scope="turn",
+            matching="dstc10",
+            joint="all_right",
+            aggregation="pooled",
+            reported=(
+                "joint_goal_accuracy",
+                "slot_accuracy",
+                "value_precision",
+                "value_recall",
+                "value_f1",
+            ),
+            list_credit="partial",
         ),
     }
 )

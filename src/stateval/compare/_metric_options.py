@@ -20,7 +20,7 @@ __all__ = [
 ListCredit: TypeAlias = Literal["all_or_nothing", "partial"]
 WrongValue: TypeAlias = Literal["fp_and_fn", "fp"]
 Averaging: TypeAlias = Literal["micro", "case"]
-Scope: TypeAlias = Literal["turn", "frame"]
+Scope: TypeAlias = Literal["turn", "frame", "state"]
 Joint: TypeAlias = Literal["product", "all_right"]
 Aggregation: TypeAlias = Literal["unit_mean", "pooled"]
 
@@ -62,7 +62,7 @@ class MetricOptions:
             ("list_credit", ("all_or_nothing", "partial")),
             ("wrong_value", ("fp_and_fn", "fp")),
             ("averaging", ("micro", "case")),
-            ("scope", (None, "turn", "frame")),
+            ("scope", (None, "turn", "frame", "state")),
             ("joint", ("product", "all_right")),
             ("aggregation", ("unit_mean", "pooled")),
         ):

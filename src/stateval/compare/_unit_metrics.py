@@ -1,14 +1,19 @@
 """A convention's figures (``_conventions.py``), counted unit by unit in one pass.
 
-A **unit** is a turn (``scope: turn``: the case's scored slots in play) or a service frame
-(``scope: frame``: each service the case names under ``services_key``, with every schema slot of
-that service; a case that names none has one frame per service of the slots its expected state
-holds). Slots of services outside a case's frames are not seen, as SGD's scorer does not see
-them. Each slot of a unit gets a `SlotScore`; each figure of `FIGURES` turns a unit's slot
-scores into a ratio ``(numerator, denominator)``, or None when it is not defined for the unit
-(SGD's ``NA``: no categorical slot, no slot in the reference...). ``aggregation: unit_mean``
-averages the units' ratios (SGD's macro mean over frames), ``pooled`` divides the summed
-numerators by the summed denominators. A figure no unit defines is None.
+A **unit** is a turn (``scope: turn``: the case's scored slots in play), a service frame (``scope:
+frame``: each service the case names under ``services_key``, with every schema slot of that service;
+a case that names none has one frame per service of the slots its expected state holds) or a turn's
+states (``scope: state``: the schema's slots, if any, and every field either state holds, as mwzeval
+counts a predicted slot of no schema). Slots of services outside a case's frames are not seen, as
+SGD's scorer does not see them. Each slot of a unit gets a `SlotScore`; each figure of `FIGURES`
+turns a unit's slot scores into a ratio ``(numerator, denominator)``, or None when it is not defined
+for the unit (SGD's ``NA``: no categorical slot, no slot in the reference...). ``aggregation:
+unit_mean`` averages the units' ratios (SGD's macro mean over frames), ``pooled`` divides the summed
+numerators by the summed denominators. A figure no unit defines is None. A unit with no slot at all
+(both states empty, no schema) has its joint goal right under ``joint: all_right`` (a product's is
+not defined), and value P/R/F1 of 1 in a unit mean (TRADE's ``compute_prf``), nothing in a pooled
+sum; value P/R/F1 whose denominator is zero in a unit where something was expected or predicted are
+0 in a unit mean.
 
 Every figure is also given per slice: the suite's ``slices`` (case metadata keys) and, with
 frame scope, ``service``, ``domain`` (the service name up to its first ``_``, as SGD's scorer
@@ -70,16 +75,20 @@ class SlotScore:
     """One slot of one unit.
 
     Attributes:
-        score: In [0, 1]: 1 when neither state holds it, 0 when one does, else its matching's.
+        score: In [0, 1]: 1 when neither state holds it, 0 when one does, else its matching's
+            (with ``joint: all_right``: 1 when that is 1, else 0).
         active: The expected state holds it (SGD: "present in the reference").
         predicted: The actual state holds it.
         categorical: As the schema says.
+        credit: Its value credit in value P/R/F1: the matching's score, also under
+            ``all_right`` (DSTC10 credits a list slot with its F1; its accuracy needs 1).
     """
 
     score: float
     active: bool
     predicted: bool
     categorical: bool
+    credit: float = 0.0
 
 
 Ratio = tuple[float, float] | None
@@ -91,16 +100,27 @@ def _joint(scores: Iterable[SlotScore]) -> Ratio:
     return (math.prod(values), 1.0) if values else None
 
 
+def _all_right(scores: Sequence[SlotScore]) -> Ratio:
+    """``joint: all_right``'s joint goal: every slot right, so right in a unit with no slot
+    (TRADE's and mwzeval's empty turns); a product's is not defined there (SGD's ``NA``)."""
+    return _joint(scores) if scores else (1.0, 1.0)
+
+
 def _mean(scores: Iterable[SlotScore]) -> Ratio:
     values = [s.score for s in scores]
     return (math.fsum(values), float(len(values))) if values else None
 
 
 def _value(den: Callable[[SlotScore], int], weight: float = 1.0) -> Figure:
+    """Value credit over ``den``'s count. A zero count gives ``(value, 0.0)``: that value in a
+    unit mean (1 when nothing was expected or predicted, else 0), nothing in a pooled sum."""
+
     def figure(scores: Sequence[SlotScore]) -> Ratio:
-        credit = math.fsum(s.score for s in scores if s.active and s.predicted)
+        credit = math.fsum(s.credit for s in scores if s.active and s.predicted)
         n = sum(den(s) for s in scores)
-        return (weight * credit, float(n)) if n else None
+        if n:
+            return (weight * credit, float(n))
+        return (0.0 if any(s.active or s.predicted for s in scores) else 1.0, 0.0)
 
     return figure
 
@@ -123,6 +143,13 @@ FIGURES: Mapping[str, Figure] = MappingProxyType(
 over slots the expected state holds), their categorical / free-form splits, slot accuracy (the
 mean over every slot) and value P/R/F1 (score credit of slots both hold over predicted / expected
 slots)."""
+
+_BY_JOINT: Mapping[str, Mapping[str, Figure]] = MappingProxyType(
+    {
+        "product": FIGURES,
+        "all_right": MappingProxyType({**FIGURES, "joint_goal_accuracy": _all_right}),
+    }
+)
 
 
 def reported_figures(options: MetricOptions) -> tuple[str, ...]:
@@ -178,11 +205,15 @@ class _Sums:
 
     def add(self, ratios: Sequence[Ratio]) -> None:
         for i, r in enumerate(ratios):
-            if r is not None and r[1]:
+            if r is None:
+                continue
+            if r[1]:
                 self.num[i] += r[0]
                 self.den[i] += r[1]
                 self.ratio[i] += r[0] / r[1]
-                self.n[i] += 1
+            else:  # a zero denominator: its value counts in a unit mean only
+                self.ratio[i] += r[0]
+            self.n[i] += 1
 
     def values(self, pooled: bool) -> list[float | None]:
         if pooled:
@@ -210,7 +241,7 @@ class UnitAccumulator:
         seen_services: Collection[str] | None = None,
     ) -> None:
         if options.scope is None:
-            raise ValueError("a convention's figures need a scope ('turn' or 'frame')")
+            raise ValueError("a convention's figures need a scope ('turn', 'frame' or 'state')")
         self.options = options
         self.slots = tuple(slots)
         self._by_path = {s.path: s for s in self.slots}
@@ -222,7 +253,7 @@ class UnitAccumulator:
         self.seen = None if seen_services is None else frozenset(seen_services)
         self.prefix = report_prefix(options)
         self.figures = reported_figures(options)
-        self._functions = [FIGURES[f] for f in self.figures]
+        self._functions = [_BY_JOINT[options.joint][f] for f in self.figures]
         self._score = SLOT_SCORERS[options.matching]
         self._all = _Sums(len(self.figures))
         self._slices: dict[str, dict[str, _Sums]] = {}
@@ -241,7 +272,7 @@ class UnitAccumulator:
             scores = [self._slot(comparison, s) for s in slots]
             if self.options.joint == "all_right":
                 scores = [
-                    SlotScore(float(s.score == 1.0), s.active, s.predicted, s.categorical)
+                    SlotScore(float(s.score == 1.0), s.active, s.predicted, s.categorical, s.score)
                     for s in scores
                 ]
             ratios = [fn(scores) for fn in self._functions]
@@ -263,6 +294,9 @@ class UnitAccumulator:
         if self.options.scope == "turn":
             wanted = None if in_play is None else frozenset(in_play)
             return [(None, [s for s in self.slots if wanted is None or s.path in wanted])]
+        if self.options.scope == "state":
+            held = [SlotInfo(p) for p in comparison.paths if p not in self._by_path]
+            return [(None, [*self.slots, *held])]
         return [
             (service, self._by_service.get(service, ()))
             for service in self._frames(comparison, metadata)
@@ -295,7 +329,7 @@ class UnitAccumulator:
             score = self._score(SlotPair(slot.path, slot.categorical, expected, actual, fc))
         else:
             score = 0.0 if active or predicted else 1.0
-        return SlotScore(score, active, predicted, slot.categorical)
+        return SlotScore(score, active, predicted, slot.categorical, score)
 
     def _slice_values(
         self, metadata: Mapping[str, Any], frame: str | None

@@ -28,7 +28,7 @@ def metric_settings(
     the slot schema cannot carry or a seen-services file that cannot be read."""
     options = spec.to_options()
     where = locate(("metrics",))
-    if options.scope is not None and schema is None:
+    if options.scope in ("turn", "frame") and schema is None:  # "state" needs no slot list
         problems.append(
             format_problem(label, where, None, "metrics", f"{_what(options)} needs 'slots'")
         )

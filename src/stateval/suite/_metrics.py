@@ -43,11 +43,12 @@ class MetricsSpec(BaseModel):
     averaging: Literal["micro", "case"] | None = Field(
         default=None, description="case: the mean of each case's P/R/F1 (TRADE; default micro)."
     )
-    scope: Literal["turn", "frame"] | None = Field(
+    scope: Literal["turn", "frame", "state"] | None = Field(
         default=None,
         description="The units of the convention's figures: turn (a case's scored slots in "
-        "play) or frame (each service a case names under slots.services_key, with every slot "
-        "of that service; SGD).",
+        "play), frame (each service a case names under slots.services_key, with every slot "
+        "of that service; SGD) or state (a case with every field either state holds, and the "
+        "schema's slots if any; mwzeval).",
     )
     matching: str | None = Field(
         default=None,
