@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from stateval.checks import parse_criteria
-from stateval.compare import FieldPolicies
+from stateval.compare import COMPARATORS, FieldPolicies
 from stateval.state import InterpretiveState
 from stateval.suite import SlotSchema
 from stateval.traces import CallVerdict, Grounding, MappedCall, NoGoldChecks
@@ -39,6 +41,42 @@ def _call(pre: dict | None, text: str, post: dict) -> MappedCall:
 )
 def test_the_forms_a_value_is_grounded_in(message: str, value: object, form: str) -> None:
     assert Grounding(message).supports(value) == form
+
+
+def _compare_reads(written: str) -> set[tuple[int, int | None, int | None]]:
+    """What compare's date comparator reads ``written`` as, day-month and month-day."""
+    days = set()
+    for order in ("DMY", "MDY"):
+        settings = SimpleNamespace(
+            date_order=order, date_tolerance=None, phone_region=None, numeric_tolerance=None
+        )
+        try:
+            days.add(COMPARATORS["date"].read(written, settings))
+        except ValueError:
+            continue
+    return days
+
+
+@pytest.mark.parametrize(
+    ("written", "grounded"),
+    [
+        ("31/01/2027", True),
+        ("01/31/2027", True),
+        ("31.01.2027", True),
+        ("January 31, 2027", True),
+        ("Jan. 31st 2027", True),
+        ("31st Sept 2027", False),  # no such day
+        ("2027-1-31", True),
+        ("31/01.2027", False),  # two separators: compare reads no date
+        ("31 Janvier 2027", False),  # not an English month
+        ("31/1/27", False),  # a two-digit year
+    ],
+)
+def test_a_date_is_grounded_where_compare_reads_the_same_day(written: str, grounded: bool) -> None:
+    # one date reader: grounding finds dates in the message, compare's date comparator reads them
+    assert ((2027, 1, 31) in _compare_reads(written)) is grounded
+    form = Grounding(f"please renew on {written}, thanks").supports("2027-01-31")
+    assert (form == "date") is grounded
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ supported when it appears in the message in one of these forms (`FORMS`):
 * ``number``: a number equal to one written in the message (``1,500`` and ``1500.0``);
 * ``date``: a date equal to one written in the message as ``2027-01-31``, ``31/01/2027``,
   ``01/31/2027``, ``31.01.2027``, ``January 31, 2027``, ``31 Jan 2027`` (day-month and
-  month-day both read when ambiguous);
+  month-day both read when ambiguous): each is found in the text here and read by compare's
+  date comparator (`stateval.compare.COMPARATORS`), the one date reader of stateval;
 * ``phone``: a phone number whose digits (at least 7) end the digits of a phone-like run in the
   message, or are ended by them (``212-555-0142`` and ``+1 (212) 555 0142``).
 
@@ -26,8 +27,11 @@ Example:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
+
+from stateval.compare import COMPARATORS
 
 __all__ = ["FORMS", "Grounding", "mentions_word"]
 
@@ -37,63 +41,60 @@ FORMS = ("literal", "number", "date", "phone")
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?")
 _PHONE = re.compile(r"\+?\(?\d[\d\s().-]{5,}\d")
-_MONTHS = {
-    name: index
-    for index, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_NUMERIC = re.compile(r"\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b")
-_MONTH_FIRST = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})", re.IGNORECASE)
-_DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(\d{4})", re.IGNORECASE)
+# Where a date may be written in running text; what it reads as is compare's date reader's answer
+# (`stateval.compare.COMPARATORS["date"]`), which refuses a word that is not a month.
+_WORD = r"([A-Za-z]+)\.?"
+_ISO = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
+_NUMERIC = re.compile(r"\b\d{1,2}([/.])\d{1,2}\1\d{4}\b")
+_MONTH_FIRST = re.compile(_WORD + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b")
+_DAY_FIRST = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+" + _WORD + r",?\s+\d{4}\b")
 _MIN_PHONE_DIGITS = 7
 _SIGNATURE = re.compile(
     r"^(--\s*|_{2,}\s*|(best|kind|warm)?\s*regards,?\s*|cheers,?\s*|sent from my .*)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _STEM = 5
+_DATE = COMPARATORS["date"]
 
 
 def _words(text: str) -> str:
     return " " + _SEPARATORS.sub(" ", text.casefold()).strip() + " "
 
 
-def _date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
+@dataclass(frozen=True, slots=True)
+class _DateOrder:
+    """The settings compare's date reader takes: a numeric day/month form read one way."""
+
+    date_order: str | None = None
+    date_tolerance: float | None = None
+    phone_region: str | None = None
+    numeric_tolerance: float | None = None
+
+
+_AS_WRITTEN = _DateOrder()
+_BOTH_ORDERS = (_DateOrder("DMY"), _DateOrder("MDY"))  # day-month and month-day both read
+
+
+def _read_date(text: str, orders: tuple[_DateOrder, ...]) -> set[date]:
+    """The full dates compare's date reader makes of ``text`` under each of ``orders``."""
+    out: set[date] = set()
+    for order in orders:
+        try:
+            year, month, day = _DATE.read(text, order)
+        except ValueError:  # compare's Unreadable: not a date in that order
+            continue
+        if month is not None and day is not None:
+            out.add(date(year, month, day))
+    return out
 
 
 def _dates(text: str) -> set[date]:
     found: set[date] = set()
-    for y, m, d in _ISO.findall(text):
-        found.add(_date(int(y), int(m), int(d)) or date.min)
-    for a, b, y in _NUMERIC.findall(text):
-        found.add(_date(int(y), int(b), int(a)) or date.min)  # day first
-        found.add(_date(int(y), int(a), int(b)) or date.min)  # month first
-    for month, d, y in _MONTH_FIRST.findall(text):
-        found.add(_date(int(y), _MONTHS[month.casefold()], int(d)) or date.min)
-    for d, month, y in _DAY_FIRST.findall(text):
-        found.add(_date(int(y), _MONTHS[month.casefold()], int(d)) or date.min)
-    found.discard(date.min)
+    for pattern in (_ISO, _MONTH_FIRST, _DAY_FIRST):
+        for match in pattern.finditer(text):
+            found |= _read_date(match.group(0), (_AS_WRITTEN,))
+    for match in _NUMERIC.finditer(text):
+        found |= _read_date(match.group(0), _BOTH_ORDERS)
     return found
 
 
