@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import jsonschema
 import pytest
 from typer.testing import CliRunner
@@ -91,14 +92,17 @@ def _suite(tmp_path: Path, metrics: str) -> Path:
     return suite
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str) -> dict[str, object]:
+def _run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metrics: str, phoenix: str | None = None
+) -> dict[str, object]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
     _suite(tmp_path, metrics)
     report = tmp_path / "r.json"
+    where = ["--no-phoenix"] if phoenix is None else ["--phoenix-url", phoenix]
     ran = CliRunner().invoke(
         app,
-        ["run", "suite.yaml", "--no-phoenix", "--report-json", str(report), "--markdown", "r.md"],
+        ["run", "suite.yaml", *where, "--report-json", str(report), "--markdown", "r.md"],
     )
     assert ran.exit_code in (0, 1), ran.output
     data = json.loads(report.read_text())
@@ -225,3 +229,19 @@ def test_a_convention_the_suite_cannot_carry_is_one_clear_line(
     lines = [p for p in info.value.problems if message in p]
     assert lines, info.value.problems
     assert "suite.yaml:" in lines[0]
+
+
+@pytest.mark.phoenix
+def test_the_experiment_stores_the_conventions_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phoenix_url: str
+) -> None:
+    """The run's Phoenix experiment carries the SGD figures under their names, read back over
+    REST."""
+    data = _run(tmp_path, monkeypatch, "{convention: sgd}", phoenix=phoenix_url)
+    experiment = str(data["experiment_url"]).split("experimentId=")[1]
+    response = httpx.get(f"{phoenix_url}/v1/experiments/{experiment}", timeout=30)
+    response.raise_for_status()
+    meta = response.json()["data"]["metadata"]
+    assert meta["sgd_joint_goal_accuracy"] == pytest.approx((1 + 0 + 0.36) / 3, abs=1e-12)
+    assert meta["sgd_average_goal_accuracy"] == pytest.approx((1 + 1 + 0.36) / 3, abs=1e-12)
+    assert meta["conventions"]["convention"]["name"] == "sgd"

@@ -115,8 +115,10 @@ class MatchPolicy:
         fuzzy: Strings whose `rapidfuzz.fuzz.ratio` / 100 (after normalisation and synonyms)
             is at least this threshold in [0, 1] match; the ratio is reported as similarity.
         score: ``"binary"`` scores the field 1.0 when it matches and 0.0 otherwise;
-            ``"similarity"`` (needs ``fuzzy``) scores it with the fuzzy similarity instead, as
-            SGD's scorer does for free-form slots (matching still follows the threshold); with
+            ``"similarity"`` (needs ``fuzzy``) scores it with the fuzzy similarity instead
+            (matching still follows the threshold; SGD's scorer also scores free-form slots
+            continuously, but with fuzzywuzzy's ``token_sort_ratio``: its figures come from
+            ``metrics: {convention: sgd}``); with
             ``list_mode: align``, with the aligned list's score.
         judge: ``"llm"`` asks the Phoenix layer to have an LLM judge a value the deterministic
             rule calls different (compare itself never calls an LLM).
