@@ -187,14 +187,18 @@ class StateComparison:
             [('a', 0.5, True), ('c', 0.5, False)]
         """
         paths, statuses = self._decided()
+        flat = None if self._actual is None else self._actual.flat_values
+        shared = None if flat is None else flat.confidence  # every value's, in a flat state
         confidence = None if self._actual is None else _confidence_of(self._actual)
+        built = self._built
         out: list[tuple[str, float, bool]] = []
         for i, (path, status) in enumerate(zip(paths, statuses, strict=True)):
             if status is _MISSING:
                 continue
-            if confidence is not None and status is not _MISMATCHED and self._built[i] is None:
+            if confidence is not None and status is not _MISMATCHED and built[i] is None:
                 # a strict policy's matching field: its value is equal
-                out.append((path, confidence(path), status is _MATCHING))
+                conf = shared if shared is not None else confidence(path)
+                out.append((path, conf, status is _MATCHING))
                 continue
             f = self._at(i)
             assert f.actual is not None

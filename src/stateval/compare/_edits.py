@@ -161,13 +161,27 @@ def field_edits(
     """
     resolved = FieldPolicies.of(policies)
     before, want, got = _values(pre), _values(expected), _values(actual)
+    # the comparison's verdicts by path, read once (not a lookup per field)
+    matching = (
+        None
+        if comparison is None
+        else {
+            p
+            for p, s in zip(comparison.paths, comparison.statuses, strict=True)
+            if s is FieldStatus.MATCHING
+        }
+    )
     out: list[FieldEdit] = []
     paths = list(want)
-    paths += [p for p in before if p not in want]
+    if before:
+        paths += [p for p in before if p not in want]
     paths += [p for p in got if p not in want and p not in before]
     plan = resolved.plan
+    # every path takes the default policy when no pattern is set: resolved once
+    uniform = plan(paths[0]) if paths and resolved.uniform_mode is not None else None
+    strict = uniform is not None and uniform[0].is_strict
     for path in paths:
-        policy, mode = plan(path)
+        policy, mode = uniform or plan(path)
         if mode is IGNORED:
             continue
         p = before.get(path, _ABSENT)
@@ -178,18 +192,19 @@ def field_edits(
             and type(p) is type(e) is type(a)
             and p == e == a
             and policy.list_mode != "any_of"
-            and (comparison is None or comparison.status(path) is FieldStatus.MATCHING)
+            and (matching is None or path in matching)
         ):
             out.append(_edit(path, _K, _K, None))
             continue
-        strict = policy.is_strict
+        if uniform is None:
+            strict = policy.is_strict
         exp, act = _op(policy, strict, p, e), _op(policy, strict, p, a)
         if e is _ABSENT and a is _ABSENT:
             right = True
         elif e is _ABSENT or a is _ABSENT:
             right = False
-        elif comparison is not None:
-            right = comparison.status(path) is FieldStatus.MATCHING
+        elif matching is not None:
+            right = path in matching
         else:
             right = match_values(policy, e, a).matched
         out.append(_edit(path, exp, act, None if right else CELLS[(exp, act)]))

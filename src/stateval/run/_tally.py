@@ -216,14 +216,15 @@ class _CalibrationTally:
 
     def add(self, comparison: StateComparison) -> None:
         by_path, (pooled_conf, pooled_right) = self._by_path, self._pooled
-        for path, confidence, correct in comparison.value_outcomes():
+        outcomes = comparison.value_outcomes()
+        for path, confidence, correct in outcomes:
             kept = by_path.get(path)
             if kept is None:
                 kept = by_path[path] = (array("d"), bytearray())
             kept[0].append(confidence)
             kept[1].append(correct)
-            pooled_conf.append(confidence)
-            pooled_right.append(correct)
+        pooled_conf.extend([confidence for _, confidence, _ in outcomes])
+        pooled_right.extend([correct for _, _, correct in outcomes])
         for path in comparison.missing:
             self._missing[path] = self._missing.get(path, 0) + 1
 
