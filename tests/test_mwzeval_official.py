@@ -42,9 +42,12 @@ def _flat(state: dict[str, dict[str, str]]) -> dict[str, str]:
     return {f"{domain}.{slot}": v for domain, slots in state.items() for slot, v in slots.items()}
 
 
-def _run(tmp_path: Path, metrics: str) -> dict[str, Any]:
+def _run(tmp_path: Path, metrics: str, with_dontcare: bool = False) -> dict[str, Any]:
+    """``with_dontcare``: the expected states also hold the ``dontcare`` labels mwzeval's
+    loader drops from its references (as MultiWOZ 2.2 and the shared data have them)."""
     turns = _turns()
-    cases = [{"id": t["id"], "input": {"prompt": t["id"]}, "expected_post_state": _flat(t["ref"])}
+    cases = [{"id": t["id"], "input": {"prompt": t["id"]},
+              "expected_post_state": _flat(t["ref"]) | _flat(t["dropped"] if with_dontcare else {})}
              for t in turns]  # fmt: skip
     replay = [{"id": t["id"], "actual_post_state": _flat(t["pred"])} for t in turns]
     for name, rows in (("turns.jsonl", cases), ("predictions.jsonl", replay)):
@@ -92,6 +95,24 @@ def test_mwzeval_preset_gives_the_official_figures(report: dict[str, Any]) -> No
     # beside stateval's own figures (strict equality here), which keep their meaning
     assert report["overall_match_rate"] < official["mwzeval_joint_goal_accuracy"] - 0.1
     assert report["value_f1"] < official["mwzeval_value_f1"] - 0.1
+
+
+def test_dontcare_in_the_expected_states_is_dropped_as_mwzevals_loader_does(
+    tmp_path: Path,
+) -> None:
+    """Gold with its ``dontcare`` labels (132 slots in 115 turns): the preset reads them as no
+    value, as mwzeval's references have none, so the figures stay the official ones; keeping
+    them (``drop_expected: []``) gives other figures, no longer named mwzeval's."""
+    assert sum(bool(t["dropped"]) for t in _turns()) > 100
+    official = _official()
+    (tmp_path / "a").mkdir()
+    data = _run(tmp_path / "a", "{convention: mwzeval}", with_dontcare=True)
+    for name, figure in official.items():
+        assert data[name] == pytest.approx(figure, abs=1e-9), name
+    (tmp_path / "b").mkdir()
+    kept = _run(tmp_path / "b", "{convention: mwzeval, drop_expected: []}", with_dontcare=True)
+    assert "mwzeval_joint_goal_accuracy" not in kept
+    assert kept["custom_joint_goal_accuracy"] > official["mwzeval_joint_goal_accuracy"] + 0.01
 
 
 def test_mwzeval_preset_agrees_turn_by_turn() -> None:

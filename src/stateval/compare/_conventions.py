@@ -25,6 +25,7 @@ plus a function in `SLOT_SCORERS` when its matching rule is new. The shape of an
                                  # reports, each as "<name>_<figure>"
         list_credit=..., wrong_value=..., averaging=...,  # optional: the conventions of the
                                  # run's own (unprefixed) value P/R/F1, as MetricOptions
+        drop_expected=("dontcare",),  # optional: expected values its references never hold
     )
 
 In a unit, a slot neither state holds scores 1, one held by one side only 0, and one held by
@@ -199,18 +200,20 @@ class Convention:
     list_credit: ListCredit = "all_or_nothing"
     wrong_value: WrongValue = "fp_and_fn"
     averaging: Averaging = "micro"
+    drop_expected: tuple[str, ...] = ()
 
     def options(self) -> MetricOptions:
         """This convention's settings."""
         return MetricOptions(
-            self.list_credit,
-            self.wrong_value,
-            self.averaging,
-            self.scope,
-            self.matching,
-            self.joint,
-            self.aggregation,
-            self.name,
+            list_credit=self.list_credit,
+            wrong_value=self.wrong_value,
+            averaging=self.averaging,
+            scope=self.scope,
+            matching=self.matching,
+            joint=self.joint,
+            aggregation=self.aggregation,
+            drop_expected=self.drop_expected,
+            convention=self.name,
         )
 
 
@@ -242,6 +245,7 @@ CONVENTIONS: Mapping[str, Convention] = MappingProxyType(
             joint="all_right",
             aggregation="pooled",
             reported=("joint_goal_accuracy", "value_precision", "value_recall", "value_f1"),
+            drop_expected=("dontcare",),
         ),
         "trade": Convention(
             name="trade",
@@ -275,7 +279,7 @@ CONVENTIONS: Mapping[str, Convention] = MappingProxyType(
 )
 """The built-in conventions, by the name ``metrics.convention`` gives."""
 
-_UNIT_SETTINGS = ("scope", "matching", "joint", "aggregation")
+_UNIT_SETTINGS = ("scope", "matching", "joint", "aggregation", "drop_expected")
 _SETTINGS = tuple(f.name for f in fields(MetricOptions) if f.name != "convention")
 
 

@@ -36,14 +36,17 @@ class MetricOptions:
             ``fp``: only a false positive (DSTC10 Track 2).
         averaging: ``micro``: pool the counts of every case; ``case``: mean of each case's
             precision, recall and F1 (TRADE).
-        scope: The units of a convention's figures (``_conventions.py``): ``turn`` or
-            ``frame``; None (the default) reports none.
+        scope: The units of a convention's figures (``_conventions.py``): ``turn``,
+            ``frame`` or ``state``; None (the default) reports none.
         matching: How a slot both states hold scores in a unit: a key of
             ``stateval.compare.SLOT_SCORERS``.
         joint: ``product``: a unit's joint goal is the product of its slot scores;
             ``all_right``: 1 when every slot scores 1.
         aggregation: ``unit_mean``: a figure is the mean of the units' own ratios;
             ``pooled``: one ratio of the sums over units.
+        drop_expected: Expected values a convention's figures read as no value at all (the
+            scorer's references never hold them: mwzeval's loader drops ``dontcare``); a
+            list holding one counts too.
         convention: The entry of ``stateval.compare.CONVENTIONS`` these settings start from
             (None: set one by one).
     """
@@ -55,6 +58,7 @@ class MetricOptions:
     matching: str = "policies"
     joint: Joint = "all_right"
     aggregation: Aggregation = "pooled"
+    drop_expected: tuple[str, ...] = ()
     convention: str | None = None
 
     def __post_init__(self) -> None:
@@ -68,3 +72,7 @@ class MetricOptions:
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        drops = self.drop_expected
+        if isinstance(drops, str) or not all(isinstance(v, str) for v in drops):
+            raise ValueError(f"drop_expected must be a list of strings, got {drops!r}")
+        object.__setattr__(self, "drop_expected", tuple(drops))

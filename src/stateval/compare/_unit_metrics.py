@@ -186,6 +186,7 @@ class ConventionMetrics:
             "matching": self.options.matching,
             "joint": self.options.joint,
             "aggregation": self.options.aggregation,
+            "drop_expected": list(self.options.drop_expected),
             "n_units": self.n_units,
             "figures": dict(self.figures),
             "slices": {k: {v: dict(f) for v, f in g.items()} for k, g in self.slices.items()},
@@ -322,7 +323,7 @@ class UnitAccumulator:
         fc = comparison.field(slot.path)
         expected = None if fc is None or fc.expected is None else fc.expected.value
         actual = None if fc is None or fc.actual is None else fc.actual.value
-        active = expected is not None and expected != []
+        active = expected is not None and expected != [] and not self._dropped(expected)
         predicted = actual is not None and actual != []
         if active and predicted:
             assert fc is not None
@@ -330,6 +331,14 @@ class UnitAccumulator:
         else:
             score = 0.0 if active or predicted else 1.0
         return SlotScore(score, active, predicted, slot.categorical, score)
+
+    def _dropped(self, expected: Any) -> bool:
+        """Whether the expected value is one of ``drop_expected`` (or a list holding one)."""
+        drops = self.options.drop_expected
+        if not drops:
+            return False
+        values = expected if isinstance(expected, list) else [expected]
+        return any(isinstance(v, str) and v in drops for v in values)
 
     def _slice_values(
         self, metadata: Mapping[str, Any], frame: str | None

@@ -67,6 +67,11 @@ class MetricsSpec(BaseModel):
         description="unit_mean: a figure is the mean of the units' own ratios (SGD's macro "
         "mean over frames); pooled: one ratio of sums over the units.",
     )
+    drop_expected: list[str] | None = Field(
+        default=None,
+        description="Expected values the convention's figures read as no value (the scorer's "
+        "references never hold them: mwzeval drops dontcare); [] keeps them.",
+    )
     seen_services: list[str] | str | None = Field(
         default=None,
         description="Services seen in training, or a file listing them (a JSON/YAML list of "
@@ -90,4 +95,5 @@ class MetricsSpec(BaseModel):
             matching=self.matching,
             joint=self.joint,
             aggregation=self.aggregation,
+            drop_expected=None if self.drop_expected is None else tuple(self.drop_expected),
         )
