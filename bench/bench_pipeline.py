@@ -63,8 +63,9 @@ def floor(cases: Path) -> float:
 
 def run(suite_path: Path, home: Path) -> tuple[float, str]:
     """(b): CPU seconds of loading the suite and running it (no Phoenix); the run id."""
-    from stateval.run import run_suite, start_journal
+    from stateval.run import start_journal
     from stateval.suite import load_suite
+    from stateval.upload import run_suite
 
     start = time.process_time()
     suite = load_suite(suite_path)

@@ -48,9 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_upload import _post_loop, _quiet, bench_run_ceiling
 from phoenix_server import add_server_options, phoenix_server
 
-from stateval.run import PhoenixTarget, run_suite, start_journal
+from stateval.run import PhoenixTarget, start_journal
 from stateval.suite import load_suite
-from stateval.upload import PhoenixUploader
+from stateval.upload import PhoenixUploader, run_suite
 
 DELAY = 0.1  # the mutator's (and run_experiment task's) wait per case
 CASE_LEVEL = ("state_accuracy", "overall_match", "changed_fields_accuracy")

@@ -34,8 +34,9 @@ from typing import Any
 from stateval import load_suite
 from stateval.episodes import RetentionTally, score_episode
 from stateval.episodes import _score as episode_score
-from stateval.run import CaseScore, run_suite, start_journal
+from stateval.run import CaseScore, start_journal
 from stateval.run import _episode_tracker as tracker
+from stateval.upload import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("teacher_forced", "free_running")

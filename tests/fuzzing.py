@@ -475,7 +475,8 @@ def reports(item: tuple[str, str, dict[str, Any], dict[str, Any]], folder: Path)
         write_json_report,
         write_junit_report,
     )
-    from stateval.run import run_suite, start_journal
+    from stateval.run import start_journal
+    from stateval.upload import run_suite
 
     name, case_id, expected, actual = item
     for old in folder.iterdir():

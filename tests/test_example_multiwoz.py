@@ -310,8 +310,9 @@ def test_readme_figures_come_from_a_real_run(tmp_path: Path) -> None:
     """The figures README.md and the example's README quote are what a run of the suite prints."""
     import asyncio
 
-    from stateval.run import run_suite, start_journal
+    from stateval.run import start_journal
     from stateval.suite import load_suite
+    from stateval.upload import run_suite
 
     suite = load_suite(EXAMPLE / "suite.yaml")
     summary = asyncio.run(
@@ -360,8 +361,9 @@ def test_readme_figures_come_from_a_real_run(tmp_path: Path) -> None:
 def test_the_schema_suite_counts_both_absent_only_in_the_domains_in_play(tmp_path: Path) -> None:
     import asyncio
 
-    from stateval.run import run_suite, start_journal
+    from stateval.run import start_journal
     from stateval.suite import load_suite
+    from stateval.upload import run_suite
 
     suite = load_suite(EXAMPLE / "suite_schema.yaml")
     assert suite.slot_schema is not None

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stateval.run import PhoenixTarget, run_suite, start_journal
+from stateval.run import PhoenixTarget, start_journal
 from stateval.suite import load_suite
-from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation
+from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation, run_suite
 
 pytestmark = pytest.mark.phoenix
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
-from stateval.run import RunSummary, run_suite, start_journal
+from stateval.run import RunSummary, start_journal
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 JUDGE_CHECK = Path(__file__).resolve().parents[1] / "examples" / "registration" / "judge.yaml"
 HUMANS_SAY_SAME = {"veggie", "no gluten", "no restrictions", "plant-based"}

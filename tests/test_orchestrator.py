@@ -19,8 +19,9 @@ from stateval.cli import app
 from stateval.cli._common import report_options
 from stateval.orchestrator import RunRequest, carry_out
 from stateval.reports import REPORT_FORMATS, ReportFormat, ReportRequest
-from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, run_suite
+from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
 from stateval.suite import Suite, load_suite
+from stateval.upload import run_suite
 
 MUTATOR = """
 from stateval.state import ValueConfidence

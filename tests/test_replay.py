@@ -16,9 +16,10 @@ import yaml
 
 from stateval.errors import MutatorError, SuiteProblemsError
 from stateval.mutators import ReplayMutator, StructuredInput
-from stateval.run import run_suite, start_journal
+from stateval.run import start_journal
 from stateval.state import InterpretiveState
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
 CASES: list[dict[str, Any]] = [

@@ -20,9 +20,10 @@ from stateval.reports import (
     write_junit_report,
     write_markdown_report,
 )
-from stateval.run import RunSummary, run_suite, start_journal
+from stateval.run import RunSummary, start_journal
 from stateval.state import InterpretiveState
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 
 def _tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:

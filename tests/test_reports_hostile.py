@@ -28,9 +28,10 @@ from stateval.reports import (
     write_json_report,
     write_junit_report,
 )
-from stateval.run import RunSummary, run_suite, start_journal
+from stateval.run import RunSummary, start_journal
 from stateval.state import InterpretiveState
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 HOSTILE_PATHS = (
     "notes.[/]",

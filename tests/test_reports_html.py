@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from stateval.reports import HtmlSection, html_report, write_html_report
-from stateval.run import RunSummary, run_suite, start_journal
+from stateval.run import RunSummary, start_journal
 from stateval.suite import Suite
+from stateval.upload import run_suite
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

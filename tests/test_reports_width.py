@@ -13,9 +13,10 @@ from rich.console import Console
 
 from stateval.mutators import PythonMutator, StructuredInput
 from stateval.reports import print_summary
-from stateval.run import RunSummary, run_suite, start_journal
+from stateval.run import RunSummary, start_journal
 from stateval.state import InterpretiveState
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 PATHS = (
     "restaurant.book_people",
@@ -114,7 +115,7 @@ def test_mode_both_prints_both_experiments_with_their_modes(tmp_path: Path) -> N
 
 def test_each_mode_names_itself_in_its_experiment(tmp_path: Path) -> None:
     from episodes_fixture import episode_suite
-    from stateval.run._phoenix_sink import run_experiment
+    from stateval.upload._sink import run_experiment
 
     suite = episode_suite(tmp_path)
     for mode, words in (("teacher_forced", "teacher-forced"), ("free_running", "free-running")):

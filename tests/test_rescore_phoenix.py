@@ -23,9 +23,10 @@ from typer.testing import CliRunner
 
 from stateval.cli import app
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import Journal, PhoenixTarget, run_suite, start_journal
+from stateval.run import Journal, PhoenixTarget, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
+from stateval.upload import run_suite
 
 pytestmark = pytest.mark.phoenix
 

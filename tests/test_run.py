@@ -13,16 +13,10 @@ import yaml
 
 from stateval.mutators import BaseLLMClient, LLMMutator, PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
-from stateval.run import (
-    Journal,
-    RunOutcome,
-    find_resumable,
-    rescore,
-    run_suite,
-    start_journal,
-)
+from stateval.run import Journal, RunOutcome, find_resumable, rescore, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
+from stateval.upload import run_suite
 
 MutatorFn = Callable[[InterpretiveState, StructuredInput], Any]
 

@@ -15,15 +15,9 @@ import yaml
 
 from stateval.errors import SuiteProblemsError
 from stateval.reports import markdown_report, write_json_report
-from stateval.run import (
-    PhoenixTarget,
-    RunOutcome,
-    Scoring,
-    run_suite,
-    start_journal,
-    summarize,
-)
+from stateval.run import PhoenixTarget, RunOutcome, Scoring, start_journal, summarize
 from stateval.suite import Suite, load_suite
+from stateval.upload import run_suite
 
 
 def _run(suite: Suite, root: Path, url: str | None = None) -> RunOutcome:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stateval.run import EpisodeScore, RunHeader
-from stateval.run._episode_sessions import episode_annotations, session_id
+from stateval.upload._episode_sessions import episode_annotations, session_id
 
 
 def _header(**extra: str) -> RunHeader:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from episodes_fixture import episode_suite
-from stateval.run import PhoenixTarget, run_suite, start_journal
-from stateval.upload import PhoenixUploader
+from stateval.run import PhoenixTarget, start_journal
+from stateval.upload import PhoenixUploader, run_suite
 
 pytestmark = pytest.mark.phoenix
 

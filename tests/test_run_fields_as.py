@@ -24,13 +24,11 @@ from stateval.run import (
     RunOutcome,
     RunSummary,
     UploadProgress,
-    rescore_to_phoenix,
-    run_suite,
     start_journal,
 )
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import FieldsAs, Suite, load_suite
-from stateval.upload import PhoenixUploader, StoredSpanAnnotation
+from stateval.upload import PhoenixUploader, StoredSpanAnnotation, rescore_to_phoenix, run_suite
 
 N, FIELDS = 8, 4
 

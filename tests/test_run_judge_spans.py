@@ -13,10 +13,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from stateval.mutators import PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
 from stateval.run import Scoring, execute, start_journal
-from stateval.run._phoenix import _span_factory
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import load_suite
 from stateval.tracing import SPAN_LLM, SPAN_MUTATE, configure_tracing
+from stateval.upload._run import _span_factory
 
 CASES = [
     {"id": "c1", "input": {"prompt": "centre"}, "expected_post_state": {"hotel.area": "center"}},

@@ -29,9 +29,10 @@ import yaml
 
 from stateval.mutators import PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
-from stateval.run import Journal, PhoenixTarget, RunOutcome, run_suite, start_journal
+from stateval.run import Journal, PhoenixTarget, RunOutcome, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
+from stateval.upload import run_suite
 
 pytestmark = pytest.mark.phoenix
 

@@ -17,17 +17,16 @@ import pytest
 import yaml
 
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import (
-    Journal,
-    PhoenixTarget,
-    UploadStatus,
-    rescore_to_phoenix,
-    run_suite,
-    start_journal,
-)
+from stateval.run import Journal, PhoenixTarget, UploadStatus, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
-from stateval.upload import PhoenixUploader, StoredSession, StoredSessionAnnotation
+from stateval.upload import (
+    PhoenixUploader,
+    StoredSession,
+    StoredSessionAnnotation,
+    rescore_to_phoenix,
+    run_suite,
+)
 
 pytestmark = pytest.mark.phoenix
 

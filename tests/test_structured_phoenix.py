@@ -14,9 +14,10 @@ import pytest
 import yaml
 
 from stateval.mutators import PythonMutator, StructuredInput
-from stateval.run import PhoenixTarget, run_suite, start_journal
+from stateval.run import PhoenixTarget, start_journal
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 pytestmark = pytest.mark.phoenix
 

@@ -99,8 +99,6 @@ if TYPE_CHECKING:
         UploadSink,
         find_resumable,
         rescore,
-        rescore_to_phoenix,
-        run_suite,
         start_journal,
     )
     from stateval.state import InterpretiveState, ValueConfidence
@@ -109,6 +107,7 @@ if TYPE_CHECKING:
         Suite,
         load_suite,
     )
+    from stateval.upload import rescore_to_phoenix, run_suite
 
 __all__ = [
     "BaseLLMClient",
@@ -257,8 +256,8 @@ _WHERE = {
     "UploadSink": "stateval.run",
     "find_resumable": "stateval.run",
     "rescore": "stateval.run",
-    "rescore_to_phoenix": "stateval.run",
-    "run_suite": "stateval.run",
+    "rescore_to_phoenix": "stateval.upload",
+    "run_suite": "stateval.upload",
     "start_journal": "stateval.run",
     "InterpretiveState": "stateval.state",
     "ValueConfidence": "stateval.state",

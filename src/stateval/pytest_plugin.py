@@ -159,7 +159,7 @@ class _QuietView:
         finish: Callable[[RunSummary], None],
     ) -> RunOutcome:
         """Run to the end, no progress shown."""
-        from stateval.run import run_suite
+        from stateval.upload import run_suite
 
         outcome = asyncio.run(run_suite(suite, journal, concurrency=concurrency, phoenix=target))
         finish(outcome.summary)

@@ -17,9 +17,10 @@ from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, StructuredInput
 from stateval.mutators._openai import LLMCall, OpenAICompatibleClient
 from stateval.phoenix import JUDGE_CHOICES, FieldJudge
 from stateval.phoenix._llm import OpenAICompatibleLLM
-from stateval.run import run_suite, start_journal
+from stateval.run import start_journal
 from stateval.state import InterpretiveState, validate_path
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 pytestmark = pytest.mark.llm
 

@@ -72,7 +72,7 @@ app.add_typer(traces_app, name="traces")
 def _resolve_phoenix(
     phoenix_url: str | None, no_phoenix: bool, recorded_url: str | None
 ) -> PhoenixTarget | None:
-    from stateval.run import resolve_phoenix
+    from stateval.upload import resolve_phoenix
 
     return resolve_phoenix(phoenix_url, no_phoenix, recorded_url, announce=stderr_console().print)
 
@@ -145,9 +145,10 @@ def rescore(
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
         from stateval.cli._progress import UploadWatch
-        from stateval.run import Journal, UploadProgress, find_latest, rescore_to_phoenix
+        from stateval.run import Journal, UploadProgress, find_latest
         from stateval.run import rescore as rescore_run
         from stateval.suite import load_suite
+        from stateval.upload import rescore_to_phoenix
 
         check_reports(reports)
         home = stateval_home()

@@ -62,7 +62,7 @@ def _phoenix_lookup(phoenix_url: str | None) -> tuple[str, str | None]:
     import os
 
     from stateval.errors import DiffError
-    from stateval.run import resolve_phoenix
+    from stateval.upload import resolve_phoenix
 
     if phoenix_url is None and not os.environ.get("PHOENIX_COLLECTOR_ENDPOINT"):
         from stateval.server import EmbeddedPhoenix

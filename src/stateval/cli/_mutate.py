@@ -159,7 +159,7 @@ def _mode(value: str | None) -> EpisodeMode | None:
 def _phoenix_target(phoenix_url: str | None) -> PhoenixTarget:
     """The server ``stateval run`` would report to: ``--phoenix-url``, else
     ``PHOENIX_COLLECTOR_ENDPOINT``, else the embedded one (started if need be)."""
-    from stateval.run import resolve_phoenix
+    from stateval.upload import resolve_phoenix
 
     announce = plain_console(stderr=True).print
     target = resolve_phoenix(phoenix_url, False, None, announce=announce)

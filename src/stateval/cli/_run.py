@@ -285,7 +285,8 @@ def _run_with_progress(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from stateval.cli._progress import UploadWatch
-    from stateval.run import CaseScore, UploadProgress, run_suite
+    from stateval.run import CaseScore, UploadProgress
+    from stateval.upload import run_suite
 
     total = len(journal.header.case_ids) * journal.header.repetitions
     done = total - len(journal.missing) - len(journal.missing_repetitions)

@@ -134,9 +134,10 @@ def score(
     An interrupted run is resumed by the next one (its journal is in the stateval home).
     """
     with errors_to_exit(debug):
-        from stateval.run import resolve_phoenix, stateval_home
+        from stateval.run import stateval_home
         from stateval.suite import load_monitor
         from stateval.traces import TracesRequest, score_traces
+        from stateval.upload import resolve_phoenix
 
         monitor = load_monitor(monitor_path)
         window, since_last = _window(since, until)

@@ -27,7 +27,7 @@ _PhoenixUrl = Annotated[
 def _target(phoenix_url: str | None) -> tuple[str, str | None]:
     from rich.console import Console
 
-    from stateval.run import resolve_phoenix
+    from stateval.upload import resolve_phoenix
 
     target = resolve_phoenix(phoenix_url, False, None, announce=Console(stderr=True).print)
     assert target is not None

@@ -24,14 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._score import STATUSES, MutantResult
-from stateval.run import (
-    CaseScore,
-    ExperimentSpec,
-    ExperimentWriter,
-    PhoenixTarget,
-    create_experiment,
-)
+from stateval.run import CaseScore, PhoenixTarget
 from stateval.suite import Suite
+from stateval.upload import ExperimentSpec, ExperimentWriter, create_experiment
 
 if TYPE_CHECKING:
     from stateval.mutation._runner import MutationReport

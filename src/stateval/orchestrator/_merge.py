@@ -16,15 +16,8 @@ from stateval.errors import PhoenixUnavailableError
 from stateval.orchestrator._orchestrate import RunResult, RunView, conclude, resolve_baseline
 from stateval.orchestrator._request import RunRequest
 from stateval.regressions import ScoredRun
-from stateval.run import (
-    Journal,
-    PhoenixTarget,
-    RunOutcome,
-    RunSummary,
-    merge_shards,
-    rescore,
-    resolve_phoenix,
-)
+from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, merge_shards, rescore
+from stateval.upload import resolve_phoenix
 
 __all__ = ["merge_runs", "merged_beside"]
 

@@ -40,10 +40,10 @@ from stateval.run import (
     UploadStatus,
     find_resumable,
     journaled_repetitions,
-    resolve_phoenix,
     start_journal,
 )
 from stateval.suite import EpisodeMode, RegressionsSpec, Suite
+from stateval.upload import resolve_phoenix
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -26,16 +26,9 @@ from stateval.errors import StatevalError, UsageError
 from stateval.orchestrator._merge import merge_runs, merged_beside
 from stateval.orchestrator._orchestrate import RunResult, RunView
 from stateval.orchestrator._request import RunRequest
-from stateval.run import (
-    Journal,
-    PhoenixTarget,
-    Shard,
-    UploadStatus,
-    resolve_phoenix,
-    run_suite,
-    start_journal,
-)
+from stateval.run import Journal, PhoenixTarget, Shard, UploadStatus, start_journal
 from stateval.suite import EpisodeMode, FieldsAs
+from stateval.upload import resolve_phoenix, run_suite
 
 __all__ = ["BACKENDS", "ShardDone", "ShardTask", "run_shard", "run_workers"]
 

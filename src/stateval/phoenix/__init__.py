@@ -54,17 +54,6 @@ from stateval.phoenix._judge import (
 from stateval.phoenix._llm import OPENAI_COMPATIBLE_PROVIDER, OpenAICompatibleLLM
 from stateval.phoenix._scripted import SCRIPTED_PROVIDER, JudgeReply, ScriptedJudgeLLM
 from stateval.phoenix._set import SuiteEvaluator, evaluator_set
-from stateval.server import PHOENIX_SERVER_VERSION, EmbeddedPhoenix, PhoenixServerStatus
-from stateval.upload import (
-    DatasetRef,
-    EvaluationRecord,
-    Example,
-    ExperimentRef,
-    PhoenixUploader,
-    RunRecord,
-    StoredEvaluation,
-    StoredRun,
-)
 from stateval.wire import coerce_state, pre_state_of, task_error, task_output
 
 __all__ = [
@@ -72,27 +61,16 @@ __all__ = [
     "FIELD_PREFIX",
     "JUDGE_CHOICES",
     "OPENAI_COMPATIBLE_PROVIDER",
-    "PHOENIX_SERVER_VERSION",
     "SCRIPTED_PROVIDER",
     "CheckSpec",
-    "DatasetRef",
-    "EmbeddedPhoenix",
-    "EvaluationRecord",
-    "Example",
-    "ExperimentRef",
     "FieldJudge",
     "JudgeCache",
     "JudgeReply",
     "JudgeVerdict",
     "JudgedComparison",
     "OpenAICompatibleLLM",
-    "PhoenixServerStatus",
-    "PhoenixUploader",
     "Policies",
-    "RunRecord",
     "ScriptedJudgeLLM",
-    "StoredEvaluation",
-    "StoredRun",
     "SuiteEvaluator",
     "changed_fields_accuracy",
     "check_evaluator",

@@ -1,9 +1,13 @@
-"""Running a suite: the runner, case results and scores, run summaries, rescoring."""
+"""Running a suite: the runner, case results and scores, run summaries, rescoring.
+
+Nothing here talks to Phoenix: scored cases go to `UploadSink`s and mutator calls into
+`SpanFactory` spans, which the Phoenix edge (`stateval.upload`) implements.
+"""
 
 from __future__ import annotations
 
 from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, TrajectorySummary, TurnPoint
-from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
+from stateval.run._home import ENV_HOME, stateval_home
 from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
 from stateval.run._merge import merge_shards, open_run
 from stateval.run._outcome import (
@@ -13,11 +17,7 @@ from stateval.run._outcome import (
     UploadProgress,
     UploadStatus,
 )
-from stateval.run._rescore import (
-    rescore,
-    rescore_to_phoenix,
-    rescored_tally,
-)
+from stateval.run._rescore import rescore, rescored_tally
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
 from stateval.run._runner import (
     AllSinks,
@@ -27,19 +27,20 @@ from stateval.run._runner import (
     execute,
     iter_repetitions,
     journaled_repetitions,
+    submit_episode,
 )
 from stateval.run._scoring import Scoring, score_case
 from stateval.run._session import (
     close_clients,
     find_latest,
     find_resumable,
-    run_suite,
+    run_local,
     start_journal,
+    suite_run,
 )
 from stateval.run._shard import Shard
 from stateval.run._summary import FieldRow, RunSummary, ThresholdResult, threshold_names
-from stateval.run._tally import JournalScores, RunTally, journaled_scores, summarize
-from stateval.run._target import ENV_HOME, resolve_phoenix, stateval_home
+from stateval.run._tally import JournalScores, RunTally, journaled_scores, run_summary, summarize
 
 __all__ = [
     "ENV_HOME",
@@ -50,8 +51,6 @@ __all__ = [
     "CaseSpan",
     "EpisodeScore",
     "Evaluation",
-    "ExperimentSpec",
-    "ExperimentWriter",
     "FieldRow",
     "FieldTrajectory",
     "Journal",
@@ -73,7 +72,6 @@ __all__ = [
     "UploadSink",
     "UploadStatus",
     "close_clients",
-    "create_experiment",
     "execute",
     "find_latest",
     "find_resumable",
@@ -85,13 +83,14 @@ __all__ = [
     "new_run_id",
     "open_run",
     "rescore",
-    "rescore_to_phoenix",
     "rescored_tally",
-    "resolve_phoenix",
-    "run_suite",
+    "run_local",
+    "run_summary",
     "score_case",
     "start_journal",
     "stateval_home",
+    "submit_episode",
+    "suite_run",
     "summarize",
     "threshold_names",
 ]

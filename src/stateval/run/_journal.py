@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stateval.errors import JournalBusyError, JournalError, JournalWriteError
 from stateval.run._run_lock import release_run_lock, take_run_lock
-from stateval.upload import UploadMode
+from stateval.suite import FieldsAs
 
 __all__ = ["WINDOW", "Journal", "JournalResults", "RunHeader", "list_runs", "new_run_id"]
 
@@ -94,7 +94,7 @@ class RunHeader(BaseModel):
     project: str | None = None
     shard: str | None = None
     shared_run: str | None = None
-    fields_as: UploadMode = "evaluations"
+    fields_as: FieldsAs = "evaluations"
     repetitions: int = Field(default=1, ge=1)
     mode: Literal["teacher_forced", "free_running"] = "teacher_forced"
     merged_from: list[str] = Field(default_factory=list)

@@ -1,16 +1,18 @@
-"""A whole run: journal (new or resumed), tracing and uploads when Phoenix is on, the summary.
-Rescoring a journaled run is in ``_rescore.py``."""
+"""A whole run: its journal (new or resumed), its frame (lock, scoring, LLM clients closed) and
+a local run to its summary. A run reported to Phoenix is `stateval.upload.run_suite`;
+rescoring a journaled run is in ``_rescore.py``."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
 from stateval.mutators import LLMMutator
 from stateval.run._journal import Journal, RunHeader, list_runs
-from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
+from stateval.run._outcome import OnScored, RunOutcome
 from stateval.run._results import CaseScore
 from stateval.run._runner import UploadSink, execute
 from stateval.run._scoring import Scoring
@@ -22,8 +24,9 @@ __all__ = [
     "close_clients",
     "find_latest",
     "find_resumable",
-    "run_suite",
+    "run_local",
     "start_journal",
+    "suite_run",
 ]
 
 
@@ -169,34 +172,11 @@ def find_latest(root: str | Path, suite: Suite) -> Journal:
     raise JournalError(f"no run of suite {suite.name!r} ({suite.path}) under {Path(root) / 'runs'}")
 
 
-async def run_suite(
-    suite: Suite,
-    journal: Journal,
-    *,
-    concurrency: int,
-    phoenix: PhoenixTarget | None = None,
-    sink: UploadSink | None = None,
-    on_case: Callable[[CaseScore], None] | None = None,
-    on_scored: OnScored | None = None,
-) -> RunOutcome:
-    """Run (or resume) ``journal``'s planned cases of ``suite`` and summarise them.
-
-    With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
-    linked experiment run with its evaluations (field scores as the journal's ``fields_as``
-    says); uploads overlap the mutator calls. ``sink`` receives every scored case as well (or
-    alone, without ``phoenix``): an `UploadSink` of your own streams results anywhere. With
-    neither, the run is local: journal and summary only. The suite's LLM clients are closed at
-    the end (also on error).
-
-    Args:
-        suite: The suite, loaded with its mutator.
-        journal: The run's journal (new, or one to resume).
-        concurrency: Mutator calls at once.
-        phoenix: The Phoenix server to report to.
-        sink: Receives every scored case (journaled ones of a resumed run too).
-        on_case: Called with each newly scored case.
-        on_scored: Called when scoring has ended, while the upload may still be going on (to
-            show the summary at once and then the upload's progress).
+@contextlib.asynccontextmanager
+async def suite_run(suite: Suite, journal: Journal) -> AsyncIterator[Scoring]:
+    """The frame of every run of ``journal``'s cases: the suite's scoring within, the journal
+    locked meanwhile (one writer per run: a second ``--resume`` of a running run is refused),
+    the suite's LLM clients closed at the end (also on error).
 
     Raises:
         SuiteError: The suite was loaded without its mutator.
@@ -204,21 +184,41 @@ async def run_suite(
     if suite.mutator is None:
         raise SuiteError(f"{suite.path}: the suite was loaded without its mutator")
     scoring = Scoring.from_suite(suite)
-    journal.lock()  # one writer per run: a second --resume of a running run is refused
+    journal.lock()
     try:
-        if phoenix is not None:
-            from stateval.run._phoenix import run_with_phoenix
+        yield scoring
+    finally:
+        journal.unlock()
+        await close_clients(suite)
 
-            return await run_with_phoenix(
-                suite,
-                journal,
-                scoring,
-                phoenix,
-                concurrency=concurrency,
-                on_case=on_case,
-                on_scored=on_scored,
-                extra=sink,
-            )
+
+async def run_local(
+    suite: Suite,
+    journal: Journal,
+    *,
+    concurrency: int,
+    sink: UploadSink | None = None,
+    on_case: Callable[[CaseScore], None] | None = None,
+    on_scored: OnScored | None = None,
+) -> RunOutcome:
+    """Run (or resume) ``journal``'s planned cases of ``suite`` and summarise them, without
+    Phoenix: journal and summary, and every scored case handed to ``sink`` when given (an
+    `UploadSink` of your own streams results anywhere). `stateval.upload.run_suite` is the
+    same run reported to Phoenix.
+
+    Args:
+        suite: The suite, loaded with its mutator.
+        journal: The run's journal (new, or one to resume).
+        concurrency: Mutator calls at once.
+        sink: Receives every scored case (journaled ones of a resumed run too).
+        on_case: Called with each newly scored case.
+        on_scored: Called with the summary when scoring has ended.
+
+    Raises:
+        SuiteError: The suite was loaded without its mutator.
+    """
+    async with suite_run(suite, journal) as scoring:
+        assert suite.mutator is not None  # suite_run checked
         tally = await execute(
             suite,
             journal,
@@ -229,9 +229,6 @@ async def run_suite(
             on_case=on_case,
             judge=suite.judge,
         )
-    finally:
-        journal.unlock()
-        await close_clients(suite)
     summary = run_summary(suite, journal, tally)
     if on_scored is not None:
         on_scored(summary, None)

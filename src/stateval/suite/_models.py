@@ -10,7 +10,6 @@ from stateval.checks import Criterion
 from stateval.compare import MatchPolicyModel
 from stateval.suite._case import UNREVIEWED, review_status
 from stateval.suite._metrics import MetricsSpec
-from stateval.upload import UploadMode
 
 __all__ = [
     "CaseInputSpec",
@@ -383,9 +382,10 @@ class ThresholdsSpec(_Strict):
     )
 
 
-FieldsAs = UploadMode
-"""Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``): a name of
-`stateval.upload.UPLOAD_MODES`."""
+FieldsAs = Literal["evaluations", "annotations", "both"]
+"""Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``): the upload
+modes' names, typed once here (the suite's schema) and read by `stateval.upload.UPLOAD_MODES`,
+which says what each mode posts."""
 
 
 class PhoenixSpec(_Strict):

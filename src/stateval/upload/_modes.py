@@ -1,8 +1,9 @@
 """Where a run's ``field:<path>`` scores go in Phoenix: the upload modes, typed once.
 
-`UploadMode` is the one list of mode names (the suite's ``phoenix.fields_as``, the journal's
-header, ``--fields-as``); `UPLOAD_MODES` says what each mode posts. A new mode is a new name in
-`UploadMode` and one line in `UPLOAD_MODES`; the writer asks `as_evaluation` and
+`UploadMode` is the one list of mode names (the suite's ``phoenix.fields_as``,
+`stateval.suite.FieldsAs`, which the journal's header and ``--fields-as`` read too);
+`UPLOAD_MODES` says what each mode posts. A new mode is a new name in `FieldsAs` and one line
+in `UPLOAD_MODES`; the writer asks `as_evaluation` and
 `as_annotation` of every score.
 
 - ``evaluations`` (the default): every score is an experiment evaluation of the case's run, so
@@ -18,14 +19,15 @@ A field score whose case has no recorded span stays an experiment evaluation wha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
 from stateval.compare import FIELD_PREFIX
+from stateval.suite import FieldsAs
 
 __all__ = ["UPLOAD_MODES", "ModeSpec", "UploadMode", "as_annotation", "as_evaluation"]
 
-UploadMode = Literal["evaluations", "annotations", "both"]
-"""The upload modes' names."""
+UploadMode = FieldsAs
+"""The upload modes' names: the suite's ``phoenix.fields_as`` (`stateval.suite.FieldsAs`)."""
 
 
 @dataclass(frozen=True, slots=True)

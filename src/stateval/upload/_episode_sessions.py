@@ -32,12 +32,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from stateval.episodes import EPISODE_METRICS, EpisodeScore
-from stateval.run._journal import Journal, RunHeader
+from stateval.run import Journal, RunHeader
 from stateval.suite import Case
-from stateval.upload import AnnotationBatcher, PhoenixUploader, SessionAnnotationRecord
+from stateval.upload._batcher import AnnotationBatcher
+from stateval.upload._rest import SessionAnnotationRecord
+from stateval.upload._uploader import PhoenixUploader
 
 if TYPE_CHECKING:
-    from stateval.upload import AnnotatorKind
+    from stateval.upload._rest import AnnotatorKind
 
 __all__ = [
     "EpisodeAnnotations",

@@ -5,7 +5,7 @@ The cases become a dataset (a new version only when they changed) and the run an
 (shared by the shards of a run). Scored cases go through a queue to a few upload workers, so
 mutator calls and uploads overlap and the mutator loop never waits on Phoenix. Each case is an
 experiment run with its evaluations, written by the `ExperimentWriter` that mutation testing's
-experiments use too (`stateval.run._experiment_writer`); outside ``evaluations`` mode its
+experiments use too (`stateval.upload._experiment_writer`); outside ``evaluations`` mode its
 ``field:<path>`` scores are span annotations stored in bulk (`stateval.upload.UPLOAD_MODES`). Every
 accepted upload is acknowledged in the journal; a resumed run skips what was acknowledged, and
 Phoenix itself returns the existing run when one is posted twice and replaces an evaluation or
@@ -22,24 +22,15 @@ from collections.abc import Awaitable, Callable
 
 from stateval.episodes import EpisodeScore
 from stateval.errors import PhoenixUnavailableError
-from stateval.run._episode_sessions import EpisodeAnnotations
-from stateval.run._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
-from stateval.run._fields_as import FieldAggregates, record_field_scores
-from stateval.run._journal import Journal
-from stateval.run._outcome import UploadProgress, UploadStatus
-from stateval.run._results import CaseScore
-from stateval.run._summary import RunSummary
+from stateval.run import CaseScore, Journal, RunSummary, UploadProgress, UploadStatus
 from stateval.suite import Case, FieldsAs, Suite
-from stateval.upload import (
-    AnnotationBatcher,
-    DatasetRef,
-    Example,
-    ExperimentRef,
-    PhoenixUploader,
-    SpanAnnotationRecord,
-    as_annotation,
-    as_evaluation,
-)
+from stateval.upload._batcher import AnnotationBatcher
+from stateval.upload._episode_sessions import EpisodeAnnotations
+from stateval.upload._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
+from stateval.upload._fields_as import FieldAggregates, record_field_scores
+from stateval.upload._modes import as_annotation, as_evaluation
+from stateval.upload._rest import DatasetRef, Example, ExperimentRef, SpanAnnotationRecord
+from stateval.upload._uploader import PhoenixUploader
 
 __all__ = ["UPLOAD_WORKERS", "ExperimentSpec", "PhoenixSink", "run_experiment"]
 
@@ -340,7 +331,7 @@ class PhoenixSink:
 
     def submit_episode(self, episode: EpisodeScore) -> None:
         """Queue a finished episode's scores as annotations of its Phoenix session
-        (`stateval.run._episode_sessions`; already stored ones are skipped)."""
+        (`stateval.upload._episode_sessions`; already stored ones are skipped)."""
         if self._episodes is not None and self.ready and self.experiment_id is not None:
             self.to_send += self._episodes.submit(episode, self.experiment_id)
 

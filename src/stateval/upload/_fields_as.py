@@ -1,6 +1,6 @@
 """Where per-field scores go in Phoenix: ``phoenix.fields_as`` (``--fields-as``).
 
-The run's Phoenix sink (`stateval.run._phoenix_sink.PhoenixSink`) asks
+The run's Phoenix sink (`stateval.upload._sink.PhoenixSink`) asks
 `stateval.upload.as_evaluation` and `as_annotation` of every score; the modes are
 `stateval.upload.UPLOAD_MODES`.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stateval.compare import FIELD_PREFIX
-from stateval.upload import PhoenixUploader
+from stateval.upload._uploader import PhoenixUploader
 
 __all__ = [
     "FIELD_PARTS_KEY",

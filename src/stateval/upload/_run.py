@@ -1,9 +1,12 @@
 """A run reported to Phoenix: traced mutator calls, their results through the run's Phoenix sink.
 
+`run_suite` is the run every entry point starts: local (`stateval.run.run_local`) without a
+Phoenix target, else `run_with_phoenix`, both in the run's frame (`stateval.run.suite_run`).
+
 Each mutator call is a CHAIN span exported in batches to the suite's Phoenix project
 (``phoenix.project``, default: the suite name), in its episode's session when it is a turn of
-one (`stateval.run._episode_sessions`); scored cases go to the `PhoenixSink`
-(`stateval.run._phoenix_sink`), which uploads them in the background.
+one (`stateval.upload._episode_sessions`); scored cases go to the `PhoenixSink`
+(`stateval.upload._sink`), which uploads them in the background.
 """
 
 from __future__ import annotations
@@ -19,21 +22,31 @@ from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
 from stateval.mutators import LLMMutator, Mutator
-from stateval.run._episode_sessions import case_session_id, session_run
-from stateval.run._journal import Journal, RunHeader
-from stateval.run._outcome import OnScored, PhoenixTarget, RunOutcome
-from stateval.run._phoenix_sink import PhoenixSink
-from stateval.run._results import CaseScore
-from stateval.run._runner import AllSinks, CaseSpan, UploadSink, execute
-from stateval.run._scoring import Scoring
-from stateval.run._tally import run_summary
+from stateval.run import (
+    AllSinks,
+    CaseScore,
+    CaseSpan,
+    Journal,
+    OnScored,
+    PhoenixTarget,
+    RunHeader,
+    RunOutcome,
+    Scoring,
+    UploadSink,
+    execute,
+    run_local,
+    run_summary,
+    suite_run,
+)
 from stateval.suite import Case, Suite
-from stateval.upload import PhoenixUploader
+from stateval.upload._episode_sessions import case_session_id, session_run
+from stateval.upload._sink import PhoenixSink
+from stateval.upload._uploader import PhoenixUploader
 
 if TYPE_CHECKING:
     from stateval.tracing import MutatorCallSpan, RecordedCall, Tracing
 
-__all__ = ["run_with_phoenix"]
+__all__ = ["run_suite", "run_with_phoenix"]
 
 _MAX_REQUESTS = 16
 
@@ -102,6 +115,55 @@ def _trace_llm_calls(mutator: Mutator, tracing: Tracing) -> None:
     client = mutator.client if isinstance(mutator, LLMMutator) else None
     if client is not None and hasattr(client, "tracer") and client.tracer is None:
         client.tracer = tracing.tracer
+
+
+async def run_suite(
+    suite: Suite,
+    journal: Journal,
+    *,
+    concurrency: int,
+    phoenix: PhoenixTarget | None = None,
+    sink: UploadSink | None = None,
+    on_case: Callable[[CaseScore], None] | None = None,
+    on_scored: OnScored | None = None,
+) -> RunOutcome:
+    """Run (or resume) ``journal``'s planned cases of ``suite`` and summarise them.
+
+    With ``phoenix``, the cases become a dataset, the run an experiment, each case a traced,
+    linked experiment run with its evaluations (field scores as the journal's ``fields_as``
+    says); uploads overlap the mutator calls. ``sink`` receives every scored case as well (or
+    alone, without ``phoenix``): an `UploadSink` of your own streams results anywhere. With
+    neither, the run is local: journal and summary only. The suite's LLM clients are closed at
+    the end (also on error).
+
+    Args:
+        suite: The suite, loaded with its mutator.
+        journal: The run's journal (new, or one to resume).
+        concurrency: Mutator calls at once.
+        phoenix: The Phoenix server to report to.
+        sink: Receives every scored case (journaled ones of a resumed run too).
+        on_case: Called with each newly scored case.
+        on_scored: Called when scoring has ended, while the upload may still be going on (to
+            show the summary at once and then the upload's progress).
+
+    Raises:
+        SuiteError: The suite was loaded without its mutator.
+    """
+    if phoenix is None:
+        return await run_local(
+            suite, journal, concurrency=concurrency, sink=sink, on_case=on_case, on_scored=on_scored
+        )
+    async with suite_run(suite, journal) as scoring:
+        return await run_with_phoenix(
+            suite,
+            journal,
+            scoring,
+            phoenix,
+            concurrency=concurrency,
+            on_case=on_case,
+            on_scored=on_scored,
+            extra=sink,
+        )
 
 
 async def run_with_phoenix(

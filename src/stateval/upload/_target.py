@@ -1,30 +1,18 @@
-"""Where a run's results go: the stateval home folder and the Phoenix server to report to."""
+"""Where a run's results go in Phoenix: the server to report to (``--phoenix-url``, the
+environment, or the user's embedded Phoenix), its URL checked."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stateval.run._outcome import PhoenixTarget
+from stateval.run import PhoenixTarget
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ENV_HOME", "check_phoenix_url", "resolve_phoenix", "stateval_home"]
-
-ENV_HOME = "STATEVAL_HOME"
-"""Environment variable naming the folder of run journals (default ``.stateval``)."""
-
-
-def stateval_home() -> Path:
-    """The folder of run journals: ``$STATEVAL_HOME`` or ``.stateval`` in the current folder.
-
-    The local Phoenix server is not there: it is one per user (see
-    `stateval.phoenix.EmbeddedPhoenix`).
-    """
-    return Path(os.environ.get(ENV_HOME) or ".stateval")
+__all__ = ["check_phoenix_url", "resolve_phoenix"]
 
 
 def resolve_phoenix(

@@ -1,6 +1,6 @@
 """Writing scored cases into a Phoenix experiment: the one place that turns a case's result into
 an experiment run (its output, linked to its trace) and its scores into experiment
-evaluations, for a run, a rescoring (`stateval.run._phoenix_sink.PhoenixSink`, which adds the
+evaluations, for a run, a rescoring (`stateval.upload._sink.PhoenixSink`, which adds the
 journal's acknowledgements and the background queue) and a mutation test's experiments.
 
 Importing it is cheap: the REST client (httpx) is imported when something is written.
@@ -14,17 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from stateval.run._results import CaseScore
+from stateval.run import CaseScore
 from stateval.suite import FieldsAs
 
 if TYPE_CHECKING:
-    from stateval.upload import (
-        DatasetRef,
-        EvaluationRecord,
-        ExperimentRef,
-        PhoenixUploader,
-        RunRecord,
-    )
+    from stateval.upload._rest import DatasetRef, EvaluationRecord, ExperimentRef, RunRecord
+    from stateval.upload._uploader import PhoenixUploader
 
 __all__ = ["ExperimentSpec", "ExperimentWriter", "create_experiment"]
 
@@ -117,7 +112,8 @@ class ExperimentWriter:
 
     def evaluation_records(self, run_id: str, score: CaseScore) -> list[EvaluationRecord]:
         """The case's scores that go on its run as evaluations (see ``fields_as``)."""
-        from stateval.upload import EvaluationRecord, as_evaluation
+        from stateval.upload._modes import as_evaluation
+        from stateval.upload._rest import EvaluationRecord
 
         has_span = score.result.span_id is not None
         return [
@@ -158,7 +154,7 @@ async def _gather(posts: Sequence[Any]) -> None:
 
 def run_record(example_id: str, score: CaseScore) -> RunRecord:
     """A scored case as the experiment run of dataset example ``example_id``."""
-    from stateval.upload import RunRecord
+    from stateval.upload._rest import RunRecord
 
     result = score.result
     try:
