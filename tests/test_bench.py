@@ -136,3 +136,15 @@ def test_bench_diff_measures_both_implementations_on_tiny_runs() -> None:
     assert "new/old: CPU" in out
     assert "growth 120 -> 240" in out
     assert "peak RSS" in out
+
+
+@pytest.mark.skipif(
+    not (BENCH.parents[1] / "shared" / "data" / "multiwoz21").exists(),
+    reason="the shared MultiWOZ data is absent",
+)
+def test_bench_merge_checks_merged_shards_and_times_workers_on_a_tiny_slice() -> None:
+    out = _bench("bench_merge.py", "--every", "100", "--cases", "200")
+    assert "JSON reports identical (ids and times aside): yes" in out
+    assert "--workers 1" in out
+    assert "--workers 2" in out
+    assert "speed-up" in out

@@ -42,6 +42,9 @@ def _report(path: Path) -> dict[str, Any]:
     report.pop("mean_time")
     for case in report["cases"]:
         case.pop("time_used", None)
+    for mode in report.get("modes", {}).values():  # --mode both: each mode's run
+        mode.pop("run_id")
+        mode.pop("mean_time", None)
     if "regressions" in report:
         diff = report["regressions"]
         diff.pop("cand")  # "run <id>"
@@ -208,6 +211,21 @@ def test_workers_make_one_run_with_the_single_runs_figures(home: Path, small: Pa
     assert sorted(j.header.shard or "" for j in runs) == ["", "1/2", "2/2"]
     by_shard = sorted(runs[:2], key=lambda j: j.header.shard or "")
     assert runs[-1].header.merged_from == [j.run_id for j in by_shard]
+
+
+def test_workers_with_both_modes_merge_each_mode_as_the_single_run(home: Path) -> None:
+    args = ("run", str(EXAMPLE), "--no-phoenix", "--mode", "both")
+    single = _invoke(*args, "--report-json", "one.json")
+    workers = _invoke(*args, "--workers", "2", "--report-json", "two.json")
+    assert workers.exit_code == single.exit_code, workers.output
+    one, two = _report(Path("one.json")), _report(Path("two.json"))
+    assert two == one
+    assert "modes" in one
+    merged = [Journal.open(home, r) for r in list_runs(home)]
+    merged = [j for j in merged if j.header.merged_from]
+    assert [j.header.mode for j in merged] == ["teacher_forced", "free_running"]
+    groups = {Journal.open(home, r).header.shared_run for j in merged for r in j.header.merged_from}
+    assert len(groups) == 2  # a shared run (one experiment) per mode
 
 
 def test_workers_refuse_options_that_do_not_combine(home: Path, small: Path) -> None:

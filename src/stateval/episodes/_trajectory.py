@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stateval._exact_sum import ExactSum
 from stateval.episodes._retention import RetentionCurve, RetentionTally
 from stateval.episodes._score import EpisodeScore, TurnRecord, propagation
 
@@ -31,7 +32,7 @@ class _TurnCounts:
     n: int = 0
     right: int = 0
     errors: int = 0
-    accuracy_sum: float = 0.0
+    accuracy_sum: ExactSum = field(default_factory=ExactSum)
     matching: int = 0
     expected: int = 0
     inherited: int = 0
@@ -207,7 +208,7 @@ class TrajectoryTally:
         self.mode = mode
         self.n_episodes = 0
         self.n_success = 0
-        self.accuracy_sum = 0.0
+        self.accuracy_sum = ExactSum()  # the same figure in any order of the episodes
         self.n_recovered = 0
         self.after_wrong = 0
         self.recovered_turns = 0
@@ -270,7 +271,7 @@ class TrajectoryTally:
                 right=c.right,
                 joint_goal_accuracy=c.right / c.n,
                 accuracy=_ratio(c.matching, c.expected),
-                mean_state_accuracy=c.accuracy_sum / c.n,
+                mean_state_accuracy=float(c.accuracy_sum) / c.n,
                 errors=c.errors,
                 inherited=c.inherited,
                 introduced=c.introduced,
@@ -297,7 +298,7 @@ class TrajectoryTally:
             n_episodes=self.n_episodes,
             n_success=self.n_success,
             episode_success=_ratio(self.n_success, self.n_episodes),
-            mean_episode_accuracy=_ratio(self.accuracy_sum, self.n_episodes),
+            mean_episode_accuracy=_ratio(float(self.accuracy_sum), self.n_episodes),
             first_divergence=dict(sorted(self.first_divergence.items())),
             n_recovered=self.n_recovered,
             recovery_rate=_ratio(self.recovered_turns, self.after_wrong),

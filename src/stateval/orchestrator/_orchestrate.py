@@ -117,10 +117,6 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
         StatevalError: Invalid options, suite, journal or baseline (before any mutator call),
             or a report that cannot be written.
     """
-    if request.workers > 1 or request.backend != "local":
-        from stateval.orchestrator._workers import run_workers
-
-        return run_workers(request, view)
     suite = request.suite
     if suite.drafts:
         view.note(
@@ -129,6 +125,10 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
         )
     for line in suite.warnings:
         view.note(f"warning: {line}")
+    if request.workers > 1 or request.backend != "local":
+        from stateval.orchestrator._workers import run_workers
+
+        return run_workers(request, view)
     *before, episode_run = request.modes
     recorded: str | None = None
     if request.resume:

@@ -128,11 +128,8 @@ def _journal_bytes(home: Path, run_id: str) -> bytes:
 def _sum_uploads(uploads: Sequence[UploadStatus]) -> UploadStatus | None:
     if not uploads:
         return None
-    sums = {
-        f.name: sum(getattr(u, f.name) for u in uploads)
-        for f in fields(UploadStatus)
-        if f.type in ("int", int)
-    }
+    counts = [f.name for f in fields(UploadStatus) if isinstance(getattr(uploads[0], f.name), int)]
+    sums = {name: sum(getattr(u, name) for u in uploads) for name in counts}
     error = next((u.error for u in uploads if u.error), None)
     return replace(uploads[-1], error=error, **sums)
 

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from stateval._exact_sum import ExactSum
 from stateval.calibration import (
     CalibrationReport,
     HumanVerdict,
@@ -86,8 +87,8 @@ class RunTally:
         self.n_failing = 0
         self.matching = 0
         self.expected = 0
-        self.accuracy_sum = 0.0
-        self.weighted_sum: float | None = 0.0 if scoring.policies.has_weights else None
+        self.accuracy_sum = ExactSum()  # the same figure in any order of the cases
+        self.weighted_sum = ExactSum() if scoring.policies.has_weights else None
         self.time_sum = 0.0
         self._failing: list[_Failing] = []
         self._failing_keys: list[int] = []
@@ -117,7 +118,7 @@ class RunTally:
             self.n_failing += 1
             self._keep_failing(index, score)
         if score.ok:
-            self._calibration.add(comparison)
+            self._calibration.add(comparison, index)
             edits = score.edits_under(self.scoring, case)
             if edits is not None:
                 self.edits.add(edits)
@@ -168,7 +169,7 @@ class RunTally:
             "value_f1": metrics.f1,
             "mean_weighted_state_accuracy": None
             if self.weighted_sum is None
-            else _ratio(self.weighted_sum, n),
+            else _ratio(float(self.weighted_sum), n),
         }
         agreement = run_agreement(self._judged, self._human)
         values["judge_kappa"] = None if agreement is None else agreement.overall.kappa
@@ -186,7 +187,7 @@ class RunTally:
             n_errors=self.n_errors,
             overall_match_rate=values["overall_match_rate"] or 0.0,
             accuracy=values["accuracy"] or 0.0,
-            mean_state_accuracy=_ratio(self.accuracy_sum, n),
+            mean_state_accuracy=_ratio(float(self.accuracy_sum), n),
             joint_goal_accuracy=jga,
             slot_accuracy=slot_acc,
             fields=tuple(rows),
@@ -206,32 +207,61 @@ class RunTally:
 
 
 class _CalibrationTally:
-    """The mutator's values for calibration, kept as compact arrays (a confidence and a
-    correctness byte per value), per field and pooled, in the order produced."""
+    """The mutator's values for calibration, kept as compact arrays (a confidence, a
+    correctness byte and the case's place in the plan per value), per field and pooled; read
+    back in plan order, so the figures (ties in equal-mass bins and triage included) do not
+    depend on the order cases finished in."""
 
     def __init__(self) -> None:
-        self._by_path: dict[str, tuple[array[float], bytearray]] = {}
-        self._pooled: tuple[array[float], bytearray] = (array("d"), bytearray())
+        self._by_path: dict[str, _Values] = {}
+        self._pooled = _Values()
         self._missing: dict[str, int] = {}
 
-    def add(self, comparison: StateComparison) -> None:
-        by_path, (pooled_conf, pooled_right) = self._by_path, self._pooled
+    def add(self, comparison: StateComparison, index: int) -> None:
+        by_path = self._by_path
         outcomes = comparison.value_outcomes()
         for path, confidence, correct in outcomes:
             kept = by_path.get(path)
             if kept is None:
-                kept = by_path[path] = (array("d"), bytearray())
-            kept[0].append(confidence)
-            kept[1].append(correct)
-        pooled_conf.extend([confidence for _, confidence, _ in outcomes])
-        pooled_right.extend([correct for _, _, correct in outcomes])
+                kept = by_path[path] = _Values()
+            kept.add(confidence, correct, index)
+        self._pooled.extend(outcomes, index)
         for path in comparison.missing:
             self._missing[path] = self._missing.get(path, 0) + 1
 
     def report(self) -> CalibrationReport:
-        values = {p: (c, [bool(r) for r in right]) for p, (c, right) in self._by_path.items()}
-        pooled = (self._pooled[0], [bool(r) for r in self._pooled[1]])
-        return calibrate_grouped(values, self._missing, pooled)
+        values = {p: kept.in_plan_order() for p, kept in self._by_path.items()}
+        return calibrate_grouped(values, self._missing, self._pooled.in_plan_order())
+
+
+class _Values:
+    __slots__ = ("confidence", "index", "right")
+
+    def __init__(self) -> None:
+        self.confidence = array("d")
+        self.right = bytearray()
+        self.index = array("q")
+
+    def add(self, confidence: float, correct: bool, index: int) -> None:
+        self.confidence.append(confidence)
+        self.right.append(correct)
+        self.index.append(index)
+
+    def extend(self, outcomes: Sequence[tuple[str, float, bool]], index: int) -> None:
+        self.confidence.extend([confidence for _, confidence, _ in outcomes])
+        self.right.extend([correct for _, _, correct in outcomes])
+        self.index.extend([index] * len(outcomes))
+
+    def in_plan_order(self) -> tuple[list[float], list[bool]]:
+        """The values by their case's place in the plan (a case's own in the order given)."""
+        import numpy as np
+
+        if not self.index:
+            return [], []
+        order = np.argsort(np.frombuffer(self.index, dtype=np.int64), kind="stable")
+        confidence = np.frombuffer(self.confidence, dtype=np.float64)[order]
+        right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order]
+        return confidence.tolist(), (right != 0).tolist()
 
 
 def summarize(
