@@ -5,7 +5,8 @@ predictions (``make_turns.py``, the edge cases its docstring lists) and the outp
 Tomiinek/MultiWOZ_Evaluation's own ``normalize_data`` + ``get_dst`` on them under fuzzywuzzy's
 three back-ends (``run_official.py``: ``official_scores.json``, each turn's joint match too),
 and fuzzywuzzy's ``partial_ratio`` of 1,945 string pairs under the same back-ends
-(``partial_ratio_pairs.json``). Here the turns become stateval cases as a user would write
+(``partial_ratio_pairs.json``), and its value normaliser on 3,152 (slot, value) pairs
+(``normaliser_values.json``). Here the turns become stateval cases as a user would write
 them (``domain.slot`` paths, values as they are) and ``stateval run`` scores a replay of the
 predictions.
 """
@@ -164,6 +165,17 @@ def test_partial_ratio_is_fuzzywuzzys_with_python_levenshtein() -> None:
         assert any((r["lev027"] > 95) != (r[other] > 95) for r in rows), other
 
 
+def test_mwzeval_normaliser_is_mwzevals() -> None:
+    """mwzeval's own ``normalize_state_slot_value`` on 3,152 (slot, value) pairs: every key of
+    its tables, real values and time-like strings (``normaliser_values.json``)."""
+    data = _load("normaliser_values.json")
+    rows = data["rows"]
+    assert data["columns"] == ["slot", "value", "normalised"]
+    assert sum(value != out for _, value, out in rows) > 2000
+    wrong = [(s, v, o) for s, v, o in rows if normalize_slot_value(f"domain.{s}", v) != o]
+    assert wrong == []
+
+
 @pytest.mark.parametrize(
     ("path", "value", "normalised"),
     [
@@ -179,6 +191,8 @@ def test_partial_ratio_is_fuzzywuzzys_with_python_levenshtein() -> None:
         ("hotel.parking", "free", "yes"),
         ("hotel.area", "North", "North"),
         ("restaurant.booktime", "5:15 pm", "5:15 pm"),
+        ("train.leaveat", "five pm", "five"),
+        ("train.leaveat", "five:30 pm", "five:30"),  # mwzeval raises ValueError here
     ],
 )
 def test_mwzeval_normaliser(path: str, value: str, normalised: str) -> None:

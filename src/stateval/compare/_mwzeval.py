@@ -14,7 +14,7 @@ slot goes through the rule of its name (``normalize_state_slot_value``):
 - ``parking``, ``internet``: ``free`` → ``yes``;
 - every other slot: unchanged (no case folding).
 
-The rules are its code's, written as tables. Where its time rule raises (``five pm``: the hour
+The rules are its code's, written as tables. Where its time rule raises (``five:30 pm``: the hour
 is not a number), mwzeval stops with ``ValueError``; here the text is kept as read so far.
 
 Example:
