@@ -116,6 +116,24 @@ def test_dontcare_in_the_expected_states_is_dropped_as_mwzevals_loader_does(
     assert kept["custom_joint_goal_accuracy"] > official["mwzeval_joint_goal_accuracy"] + 0.01
 
 
+def test_list_valued_gold_reads_as_mwzevals_loader_reads_it() -> None:
+    """MultiWOZ 2.2 gold lists a slot's accepted values; mwzeval's loader keeps the first and
+    drops a slot whose list holds ``dontcare``: the preset reads such gold the same way."""
+    gold = InterpretiveState.from_flat(
+        {"train.leaveat": ["16:15", "17:00"], "hotel.area": ["north", "dontcare"]}
+    )
+    first = InterpretiveState.from_flat({"train.leaveat": "4:15 pm"})
+    second = InterpretiveState.from_flat({"train.leaveat": "17:00"})  # only the second
+    figures = []
+    for pred in (first, second):
+        acc = UnitAccumulator(resolve_options("mwzeval"), ())
+        acc.add(compare_states(gold, pred))
+        figures.append(acc.result().figures)
+    assert figures[0]["mwzeval_joint_goal_accuracy"] == 1.0  # 4:15 pm -> 16:15, area dropped
+    assert figures[0]["mwzeval_value_recall"] == 1.0
+    assert figures[1]["mwzeval_joint_goal_accuracy"] == 0.0
+
+
 def test_mwzeval_preset_agrees_turn_by_turn() -> None:
     """Each turn alone: the preset's joint goal is the official one of that turn."""
     official = _load("official_scores.json")[PINNED]["joint_per_turn"]
