@@ -12,7 +12,9 @@ expected state with every third field wrong), on the same server in one process:
     case; (b0) the same with ``--no-phoenix`` (mutator + scoring + journal only);
     (b2) the same as (b) with ``phoenix.fields_as: annotations``: the case-level scores as
     experiment evaluations, the per-field ones as span annotations in bulk, the per-field means
-    on the experiment's metadata (checked: every annotation read back);
+    on the experiment's metadata (checked: every annotation read back); (b3) ``both``; (b4)
+    ``failing``: as (b2) with only the fields that did not pass, queued on the server's bulk
+    inserter (each mode's time to its summary is printed beside its total);
 (c) the server's ceiling: the same requests without a pipeline, one kind after the other -- the
     dataset upload, bare concurrent POST loops of the runs and of the evaluations, and the
     ingestion of as many mutator-call spans (exported in one batch, timed until stored);
@@ -53,6 +55,7 @@ from stateval.suite import load_suite
 from stateval.upload import PhoenixUploader, run_suite
 
 DELAY = 0.1  # the mutator's (and run_experiment task's) wait per case
+MODES = ("evaluations", "annotations", "both", "failing")  # (b), (b2), (b3), (b4)
 CASE_LEVEL = ("state_accuracy", "overall_match", "changed_fields_accuracy")
 # stateval also scores each case's edit operations (op:add: the pre-state is empty, so every
 # field is an add): one more evaluation per case than the run_experiment baseline posts.
@@ -198,6 +201,7 @@ class RunResult:
     project: str | None
     error: str | None
     annotations: int = 0
+    summary: float = 0.0  # seconds until the run's summary was ready (scoring done)
 
 
 async def bench_stateval(
@@ -218,10 +222,17 @@ async def bench_stateval(
         profiler = Profiler(async_mode="enabled")
         profiler.start()
     start, cpu = time.perf_counter(), time.process_time()
+    ready: list[float] = []
     suite = load_suite(suite_path)
     journal = start_journal(root / f"home-{tag}", suite, phoenix_url=url)
     target = None if url is None else PhoenixTarget(url)
-    outcome = await run_suite(suite, journal, concurrency=concurrency, phoenix=target)
+    outcome = await run_suite(
+        suite,
+        journal,
+        concurrency=concurrency,
+        phoenix=target,
+        on_scored=lambda *_: ready.append(time.perf_counter() - start),
+    )
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if profiler is not None and profile:
         profiler.stop()
@@ -250,6 +261,7 @@ async def bench_stateval(
         journal.header.project,
         upload.error,
         annotations,
+        ready[0] if ready else seconds,
     )
 
 
@@ -415,8 +427,10 @@ async def run(
             local = await bench_stateval(None, w, concurrency, root)
             ours = await bench_stateval(url, w, concurrency, root, profile)
             await asyncio.sleep(settle)
-            annotated = await bench_stateval(url, w, concurrency, root, fields_as="annotations")
-            await asyncio.sleep(settle)
+            modes: dict[str, RunResult] = {}
+            for mode in MODES[1:]:
+                modes[mode] = await bench_stateval(url, w, concurrency, root, fields_as=mode)
+                await asyncio.sleep(settle)
             assert ours.experiment_id, ours.error
             assert ours.dataset_id, ours.error
             assert ours.project, ours.error
@@ -448,12 +462,19 @@ async def run(
             if ours.error:
                 print(f"!! stateval upload error: {ours.error}")
             case_level_stored = w.cases * (len(CASE_LEVEL) + len(EDIT_OPS))
-            if (annotated.stored, annotated.annotations) != (case_level_stored, w.cases * w.fields):
-                print(
-                    f"!! annotations mode stored {annotated.stored} evaluations and "
-                    f"{annotated.annotations} annotations, expected {case_level_stored} and "
-                    f"{w.cases * w.fields} ({annotated.error})"
-                )
+            failing = sum(_value(c, j) == "wrong" for c in range(w.cases) for j in range(w.fields))
+            expected = {
+                "annotations": (case_level_stored, w.cases * w.fields),
+                "both": (ours_n, w.cases * w.fields),
+                "failing": (case_level_stored, failing),
+            }
+            for mode, result in modes.items():
+                if (result.stored, result.annotations) != expected[mode]:
+                    print(
+                        f"!! {mode} mode stored {result.stored} evaluations and "
+                        f"{result.annotations} annotations, expected {expected[mode]} "
+                        f"({result.error})"
+                    )
             _row("(a) phoenix run_experiment (async)", phx, n, f"(client CPU {phx_cpu or 0:.2f} s)")
             _row(
                 "(b) stateval run (run_suite + Phoenix)",
@@ -461,12 +482,15 @@ async def run(
                 n,
                 f"(client CPU {ours.cpu:.2f} s)",
             )
-            _row(
-                "(b2) stateval run, fields_as: annotations",
-                annotated.seconds,
-                n,
-                f"(client CPU {annotated.cpu:.2f} s)",
-            )
+            for label, mode in (("b2", "annotations"), ("b3", "both"), ("b4", "failing")):
+                result = modes[mode]
+                _row(
+                    f"({label}) stateval run, fields_as: {mode}",
+                    result.seconds,
+                    n,
+                    f"(summary at {result.summary:.2f} s, {result.stored} evaluations, "
+                    f"{result.annotations} annotations)",
+                )
             _row(
                 "(b0) stateval run --no-phoenix",
                 local.seconds,
@@ -484,10 +508,13 @@ async def run(
             if phx is not None:
                 print(f"   stateval vs run_experiment: {phx / ours.seconds:5.2f}x faster")
             print(f"   stateval / ceiling:         {ours.seconds / ceiling:5.2f}x (target <= 1.25)")
-            print(
-                f"   annotations / evaluations:  {annotated.seconds / ours.seconds:5.2f}x "
-                f"(target <= 0.45 with 20 fields)"
-            )
+            print(f"   (b) summary at {ours.summary:.2f} s; (b0) {local.seconds:.2f} s")
+            for mode, result in modes.items():
+                print(
+                    f"   {mode + ' / evaluations:':28s}{result.seconds / ours.seconds:5.2f}x, "
+                    f"/ ceiling {result.seconds / ceiling:5.2f}x, "
+                    f"/ (b0) {result.seconds / local.seconds:5.2f}x"
+                )
             print(f"   stateval / ideal:           {ours.seconds / ideal:5.1f}x")
             print(f"   (e) / ceiling:              {past / ceiling:5.2f}x")
 

@@ -183,6 +183,56 @@ def test_both_mode_posts_field_scores_as_evaluations_and_annotations(
 
 
 @pytest.mark.phoenix
+def test_failing_mode_posts_only_the_fields_that_did_not_pass_and_every_mean(
+    tmp_path: Path, phoenix_url: str
+) -> None:
+    outcome = _run(_suite(tmp_path, "failing"), tmp_path / ".stateval", phoenix_url)
+    assert outcome.upload is not None
+    assert outcome.upload.error is None
+    assert outcome.upload.pending == 0
+    journal = outcome.journal
+    experiment_id = journal.ack("experiment")["experiment_id"]  # type: ignore[index]
+    fields = {f"field:f{j}" for j in range(FIELDS)}
+    case_level = {e.name for s in outcome.summary.cases for e in s.evaluations} - fields
+    stored = _evaluations(phoenix_url, experiment_id)
+    assert {name for _, name in stored} == case_level
+    assert len(stored) == N * len(case_level)
+
+    # Span annotations: exactly the field scores below 1, as scored locally, read back.
+    failing = {
+        (journal.results[s.case_id]["span_id"], e.name): e
+        for s in outcome.summary.cases
+        for e in s.evaluations
+        if e.name in fields and e.score is not None and e.score < 1
+    }
+    wrong = sum((i + j) % 3 == 0 for i in range(N) for j in range(FIELDS))
+    assert len(failing) == wrong
+    annotations = _span_annotations(phoenix_url, journal)
+    assert {(a.span_id, a.name) for a in annotations} == set(failing)
+    for a in annotations:
+        e = failing[(a.span_id, a.name)]
+        assert (a.score, a.label, a.explanation) == (e.score, e.label, e.explanation)
+        assert a.identifier == experiment_id
+
+    # Every field's mean (passing fields included) is on the experiment.
+    metadata = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]["metadata"]
+    for j in range(FIELDS):
+        bad = sum((i + j) % 3 == 0 for i in range(N))
+        assert metadata["field_scores"][f"field:f{j}"] == {
+            "mean": pytest.approx(1 - bad / N),
+            "count": N,
+        }
+    # a case is acknowledged as annotated only when it had annotations to store
+    with_failures = {
+        s.case_id
+        for s in outcome.summary.cases
+        for e in s.evaluations
+        if (journal.results[s.case_id]["span_id"], e.name) in failing
+    }
+    assert set(journal.acked("annotations")) == with_failures
+
+
+@pytest.mark.phoenix
 def test_a_resumed_annotations_upload_stores_each_annotation_once(
     tmp_path: Path, phoenix_url: str
 ) -> None:

@@ -39,6 +39,7 @@ def test_fields_as_on_the_command_line_names_every_mode() -> None:
         ("evaluations", True, False),
         ("annotations", False, True),
         ("both", True, True),
+        ("failing", False, True),
     ],
 )
 def test_each_mode_posts_a_field_score_as_its_table_says(
@@ -48,3 +49,13 @@ def test_each_mode_posts_a_field_score_as_its_table_says(
     assert as_annotation("field:a", mode, has_span=True) is annotation  # type: ignore[arg-type]
     assert as_evaluation("field:a", mode, has_span=False) is True  # type: ignore[arg-type]
     assert as_evaluation("state_accuracy", mode, has_span=True) is True  # type: ignore[arg-type]
+
+
+def test_failing_mode_leaves_out_passing_field_scores_only() -> None:
+    assert as_annotation("field:a", "failing", has_span=True, score=0.5) is True
+    assert as_annotation("field:a", "failing", has_span=True, score=1.0) is False
+    assert as_annotation("field:a", "failing", has_span=True) is True  # no score: shown
+    assert as_evaluation("field:a", "failing", has_span=False, score=0.0) is True
+    assert as_evaluation("field:a", "failing", has_span=False, score=1.0) is False
+    assert as_evaluation("state_accuracy", "failing", has_span=True, score=1.0) is True
+    assert as_annotation("state_accuracy", "failing", has_span=True, score=0.0) is False

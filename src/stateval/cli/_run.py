@@ -50,8 +50,9 @@ FieldsAsOption: TypeAlias = Annotated[
     typer.Option(
         metavar="MODE",
         help="Where field scores go in Phoenix: evaluations (one request each), annotations "
-        "(span annotations in bulk, per-field means on the experiment) or both "
-        "(default: the suite's phoenix.fields_as).",
+        "(span annotations in bulk, per-field means on the experiment), both, or failing "
+        "(only the fields that did not pass, as queued span annotations; means on the "
+        "experiment) (default: the suite's phoenix.fields_as).",
     ),
 ]
 

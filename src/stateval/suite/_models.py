@@ -382,7 +382,7 @@ class ThresholdsSpec(_Strict):
     )
 
 
-FieldsAs = Literal["evaluations", "annotations", "both"]
+FieldsAs = Literal["evaluations", "annotations", "both", "failing"]
 """Where a run puts its ``field:<path>`` scores in Phoenix (``phoenix.fields_as``): the upload
 modes' names, typed once here (the suite's schema) and read by `stateval.upload.UPLOAD_MODES`,
 which says what each mode posts."""

@@ -2,8 +2,9 @@
 
 `score_traces` takes one `TracesRequest` (what ``stateval traces score`` parses its options
 into) and returns the run's `TracesSummary`. Pages flow through in storage order: while a page's
-annotations are being stored, the next page is read. A page is journaled once Phoenix has
-stored its annotations, so a run stopped anywhere resumes after the last stored page (the next
+annotations are being stored, the next page is read. A page's span annotations go to the
+server's bulk inserter (many rows per statement) and are read back; the page is journaled once
+they all are stored, so a run stopped anywhere resumes after the last stored page (the next
 run picks the journal up) and nothing is lost; annotations are upserted, so a page scored twice
 stores nothing twice. Each page's episodes (sessions) are stored with it, merged with what
 earlier pages and runs stored for them. A finished run moves the monitor's watermark to its last
@@ -192,7 +193,9 @@ class _Run:
             r for span, _, verdict in scored for r in span_records(span.span_id, verdict, name)
         ]
         if records and self.write:
-            self.tally.annotations += await phoenix.post_span_annotations(records)
+            self.tally.annotations += await phoenix.post_span_annotations(
+                records, queued_in=self.monitor.traces.project
+            )
         tally = self.tally
         tally.read += page.read
         tally.last_row = max(tally.last_row, page.last_row)

@@ -37,6 +37,9 @@ class AnnotationBatcher:
         ingest_timeout: See `PhoenixUploader.post_span_annotations`.
         sessions: The records are `SessionAnnotationRecord`s, keyed by episode instead of case
             (`PhoenixUploader.post_session_annotations`).
+        queued_in: Span annotations only: queue them on the server's bulk inserter and read
+            them back from this project (``PhoenixUploader.post_span_annotations``'s
+            ``queued_in``) instead of waiting for their spans' ingestion.
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class AnnotationBatcher:
         on_stored: Callable[[int], None] | None = None,
         ingest_timeout: float = 120.0,
         sessions: bool = False,
+        queued_in: str | None = None,
     ) -> None:
         self._post: Callable[..., Awaitable[int]] = (
             uploader.post_session_annotations if sessions else uploader.post_span_annotations
@@ -60,6 +64,7 @@ class AnnotationBatcher:
         self._on_cases_stored = on_cases_stored
         self._on_stored = on_stored
         self._ingest_timeout = ingest_timeout
+        self._queued_in = queued_in
         self._pending: list[tuple[str, _Records]] = []
         self._pending_count = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -102,13 +107,23 @@ class AnnotationBatcher:
             try:
                 if self._flush is not None:
                     await self._flush()
-                await self._post(
-                    records,
-                    batch_size=len(records) or 1,
-                    parallel=1,
-                    ingest_timeout=self._ingest_timeout,
-                    on_stored=self._on_stored,
-                )
+                if self._queued_in is None:
+                    await self._post(
+                        records,
+                        batch_size=len(records) or 1,
+                        parallel=1,
+                        ingest_timeout=self._ingest_timeout,
+                        on_stored=self._on_stored,
+                    )
+                else:
+                    await self._post(
+                        records,
+                        parallel=1,
+                        ingest_timeout=self._ingest_timeout,
+                        queued_in=self._queued_in,
+                    )
+                    if self._on_stored is not None:
+                        self._on_stored(len(records))
                 self.stored += len(records)
                 if self._on_cases_stored is not None:
                     await self._on_cases_stored([case_id for case_id, _ in groups])

@@ -126,7 +126,7 @@ class ExperimentWriter:
                 explanation=e.explanation,
             )
             for e in score.evaluations
-            if as_evaluation(e.name, self.fields_as, has_span=has_span)
+            if as_evaluation(e.name, self.fields_as, has_span=has_span, score=e.score)
         ]
 
     async def post_evaluations(self, run_id: str, score: CaseScore) -> int:

@@ -14,6 +14,9 @@ The run's Phoenix sink (`stateval.upload._sink.PhoenixSink`) asks
   run's trace and as columns (with averages and filters) of the spans table of the run's
   project (``phoenix.project``).
 - ``both``: all of ``evaluations`` plus the annotations of ``annotations``.
+- ``failing``: as ``annotations``, but only the fields that did not pass (score below 1) are
+  annotations, queued on the server's bulk inserter (one ``INSERT`` for many rows, no wait for
+  span ingestion) and read back until stored; the means on the metadata count every field.
 
 A field score whose case has no recorded span (a run without tracing, or journaled before
 stateval recorded span ids) stays an experiment evaluation whatever the mode.
@@ -28,6 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stateval.compare import FIELD_PREFIX
+from stateval.run import CaseScore
+from stateval.suite import FieldsAs
+from stateval.upload._modes import as_annotation
+from stateval.upload._rest import SpanAnnotationRecord
 from stateval.upload._uploader import PhoenixUploader
 
 __all__ = [
@@ -35,6 +42,7 @@ __all__ = [
     "FIELD_PREFIX",
     "FIELD_SCORES_KEY",
     "FieldAggregates",
+    "field_annotations",
     "record_field_scores",
 ]
 
@@ -127,3 +135,27 @@ async def record_field_scores(
         if isinstance(stored, Mapping) and stored.get(shard) == mine:
             return
         await asyncio.sleep(0.2 + random.random())
+
+
+def field_annotations(
+    score: CaseScore, experiment_id: str, mode: FieldsAs
+) -> list[SpanAnnotationRecord]:
+    """The case's scores that ``mode`` posts as annotations of its mutator-call span (none
+    without a span), under the experiment's id as identifier: one per experiment, so a
+    rescoring keeps the original's."""
+    span_id = score.result.span_id
+    if span_id is None:
+        return []
+    return [
+        SpanAnnotationRecord(
+            span_id=span_id,
+            name=e.name,
+            annotator_kind=e.annotator_kind,
+            score=e.score,
+            label=e.label,
+            explanation=e.explanation,
+            identifier=experiment_id,
+        )
+        for e in score.evaluations
+        if as_annotation(e.name, mode, has_span=True, score=e.score)
+    ]

@@ -27,9 +27,9 @@ from stateval.suite import Case, FieldsAs, Suite
 from stateval.upload._batcher import AnnotationBatcher
 from stateval.upload._episode_sessions import EpisodeAnnotations
 from stateval.upload._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
-from stateval.upload._fields_as import FieldAggregates, record_field_scores
-from stateval.upload._modes import as_annotation, as_evaluation
-from stateval.upload._rest import DatasetRef, Example, ExperimentRef, SpanAnnotationRecord
+from stateval.upload._fields_as import FieldAggregates, field_annotations, record_field_scores
+from stateval.upload._modes import UPLOAD_MODES, as_annotation, as_evaluation
+from stateval.upload._rest import DatasetRef, Example, ExperimentRef
 from stateval.upload._uploader import PhoenixUploader
 
 __all__ = ["UPLOAD_WORKERS", "ExperimentSpec", "PhoenixSink", "run_experiment"]
@@ -303,12 +303,16 @@ class PhoenixSink:
         self._episodes = EpisodeAnnotations(
             self.uploader, self.journal, scope=self.scope, flush=self._flush, on_stored=self._sent
         )
-        if self.fields_as != "evaluations":
+        spec = UPLOAD_MODES[self.fields_as]
+        if spec.annotations:  # a queued mode's annotations are read back from the spans' project
+            queued_in = self.journal.header.project if spec.queued else None
             self._batcher = AnnotationBatcher(
                 self.uploader,
+                batch_size=200 if queued_in is None else 1000,
                 flush=self._flush,
                 on_cases_stored=self._annotated,
                 on_stored=self._count_annotations,
+                queued_in=queued_in,
             )
 
     def submit(self, case: Case, score: CaseScore) -> None:
@@ -322,10 +326,11 @@ class PhoenixSink:
         mode = self.fields_as
         if key not in self._evaluated:
             self.to_send += sum(
-                as_evaluation(e.name, mode, has_span=has_span) for e in score.evaluations
+                as_evaluation(e.name, mode, has_span=has_span, score=e.score)
+                for e in score.evaluations
             )
         self.to_send += sum(
-            as_annotation(e.name, mode, has_span=has_span) for e in score.evaluations
+            as_annotation(e.name, mode, has_span=has_span, score=e.score) for e in score.evaluations
         )
         self._queue.put_nowait((case, score))
 
@@ -416,20 +421,7 @@ class PhoenixSink:
         assert self.experiment_id is not None
         experiment_id = self.experiment_id
         key = _key(case.id, score.result.repetition)
-        span_id = score.result.span_id
-        notes = [
-            SpanAnnotationRecord(
-                span_id=span_id,
-                name=e.name,
-                annotator_kind=e.annotator_kind,
-                score=e.score,
-                label=e.label,
-                explanation=e.explanation,
-                identifier=experiment_id,  # one per experiment: a rescoring keeps the original's
-            )
-            for e in score.evaluations
-            if span_id is not None and as_annotation(e.name, self.fields_as, has_span=True)
-        ]
+        notes = field_annotations(score, experiment_id, self.fields_as)
         if key not in self._evaluated:
             await self._upload_run(case, score, experiment_id, annotations=len(notes))
         if notes and self._batcher is not None:

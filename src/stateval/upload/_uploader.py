@@ -13,7 +13,7 @@ Endpoints used (as served by Phoenix 20.26):
     ``POST /v1/experiments/{id}/runs``,
     ``GET /v1/experiments/{id}/runs``, ``POST /v1/experiment_evaluations``,
     ``GET /v1/experiments/{id}/json``, ``GET /v1/datasets/{id}/experiments``,
-    ``PATCH``/``DELETE /v1/experiments/{id}``, ``POST /v1/span_annotations?sync=true``,
+    ``PATCH``/``DELETE /v1/experiments/{id}``, ``POST /v1/span_annotations`` (``sync`` or queued),
     ``GET /v1/projects/{name}/span_annotations``, ``POST /v1/session_annotations?sync=true``,
     ``GET /v1/projects/{name}/session_annotations``, ``GET /v1/projects/{name}/sessions``,
     ``GET /v1/projects/{name}/spans``.
@@ -36,6 +36,7 @@ from stateval.errors import DatasetError, PhoenixUnavailableError
 from stateval.upload._annotation_reads import read_annotations
 from stateval.upload._annotations import post_session_annotations, post_span_annotations
 from stateval.upload._notes import StoredSpanNote, list_span_notes, post_span_note
+from stateval.upload._queued import queue_span_annotations
 from stateval.upload._rest import (
     DatasetListWire,
     DatasetRef,
@@ -345,16 +346,23 @@ class PhoenixUploader:
         parallel: int = 2,
         ingest_timeout: float = 120.0,
         on_stored: Callable[[int], None] | None = None,
+        queued_in: str | None = None,
     ) -> int:
         """Store span annotations in bulk, waiting for spans the server has not ingested yet.
 
         See `stateval.upload._annotations.post_span_annotations` (same arguments); returns how
-        many were stored.
+        many were stored. With ``queued_in`` (the spans' project), the server's bulk inserter
+        stores them instead, and they are read back from that project
+        (`stateval.upload._queued.queue_span_annotations`; ``on_stored`` is not called).
 
         Raises:
             PhoenixUnavailableError: The server refused them, or some spans did not arrive
                 within ``ingest_timeout`` seconds of the last one that did.
         """
+        if queued_in is not None:
+            return await queue_span_annotations(
+                self._http, queued_in, records, parallel=parallel, ingest_timeout=ingest_timeout
+            )
         return await post_span_annotations(
             self._http,
             records,
