@@ -47,10 +47,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeAlias
 
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
-from stateval.compare._metric_options import MetricOptions, WrongValue
+from stateval.compare._metric_options import Averaging, MetricOptions, WrongValue
 from stateval.compare._policy import MatchPolicy
 
 __all__ = [
@@ -64,6 +64,10 @@ __all__ = [
     "list_f1",
     "prf",
 ]
+
+
+Ratio: TypeAlias = tuple[float, float]
+"""A ``(numerator, denominator)`` share of a run-level ratio."""
 
 
 class Outcome(StrEnum):
@@ -379,6 +383,24 @@ class CaseMetrics:
     def f1(self) -> float:
         """The case's value F1."""
         return prf(self.tp, self.fp, self.fn)[2]
+
+    def value_shares(self, averaging: Averaging = "micro") -> tuple[Ratio, Ratio, Ratio]:
+        """This case's share of the run's value precision, recall and F1, each a
+        ``(numerator, denominator)`` that sums over cases to the run's figure (as
+        `MetricsAccumulator` reports it): with ``micro`` averaging its counts
+        (``tp / (tp + fp)``, ``tp / (tp + fn)``, ``2tp / (2tp + fp + fn)``), with ``case``
+        averaging its own precision, recall and F1 over 1.
+
+        >>> CaseMetrics((), tp=1.5, fp=0.5, fn=1.5).value_shares()
+        ((1.5, 2.0), (1.5, 3.0), (3.0, 5.0))
+        >>> CaseMetrics((), tp=0.0, fp=0.0, fn=0.0).value_shares("case")
+        ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
+        """
+        tp, fp, fn = self.tp, self.fp, self.fn
+        if averaging == "case":
+            p, r, f1 = prf(tp, fp, fn)
+            return (p, 1.0), (r, 1.0), (f1, 1.0)
+        return (tp, tp + fp), (tp, tp + fn), (2 * tp, 2 * tp + fp + fn)
 
     @property
     def joint_goal(self) -> bool:

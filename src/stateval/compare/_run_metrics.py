@@ -223,6 +223,35 @@ class MetricsAccumulator:
             in_play = None if self.slots is None or self._active is None else self._active(meta)
             self._units.add(comparison, meta, in_play)
 
+    def case_shares(
+        self,
+        case: CaseMetrics,
+        metadata: Mapping[str, Any] | None = None,
+        comparison: StateComparison | None = None,
+    ) -> dict[str, tuple[float, float]]:
+        """One case's share of the run's value precision / recall / F1 (under these options'
+        averaging) and of a convention's figures (given the case's ``comparison``), by their
+        names in `RunMetrics.headline`: ``(numerator, denominator)`` pairs whose sums over
+        the cases are `result`'s figures (the all-zero case of `prf` aside). What ``stateval
+        diff`` compares, so its figures are the run summary's. Nothing is counted.
+
+        Example:
+            >>> from stateval.compare import compare_states
+            >>> from stateval.state import InterpretiveState
+            >>> acc = MetricsAccumulator(options=MetricOptions(averaging="case"))
+            >>> gold = InterpretiveState.from_flat({"a": 1, "b": 2})
+            >>> case = acc.add(compare_states(gold, InterpretiveState.from_flat({"a": 1})))
+            >>> acc.case_shares(case)["value_recall"], acc.result().recall
+            ((0.5, 1.0), 0.5)
+        """
+        precision, recall, f1 = case.value_shares(self.options.averaging)
+        out = {"value_precision": precision, "value_recall": recall, "value_f1": f1}
+        if self._units is not None and comparison is not None:
+            meta = metadata or {}
+            in_play = None if self.slots is None or self._active is None else self._active(meta)
+            out.update(self._units.case_shares(comparison, meta, in_play))
+        return out
+
     def _count_slices(self, case: CaseMetrics, metadata: Mapping[str, Any]) -> None:
         self._count(case)
         for key, groups in self._slices.items():
@@ -252,7 +281,7 @@ class MetricsAccumulator:
         self._tp += case.tp
         self._fp += case.fp
         self._fn += case.fn
-        p, r, f1 = prf(case.tp, case.fp, case.fn)
+        (p, _), (r, _), (f1, _) = case.value_shares("case")
         self._case_p += p
         self._case_r += r
         self._case_f1 += f1

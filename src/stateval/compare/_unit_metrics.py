@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -269,14 +269,7 @@ class UnitAccumulator:
         """Count one case's units. ``in_play``: with turn scope, the scored slots in play in
         this case (default: every slot)."""
         meta = metadata or {}
-        for frame, slots in self._units(comparison, meta, in_play):
-            scores = [self._slot(comparison, s) for s in slots]
-            if self.options.joint == "all_right":
-                scores = [
-                    SlotScore(float(s.score == 1.0), s.active, s.predicted, s.categorical, s.score)
-                    for s in scores
-                ]
-            ratios = [fn(scores) for fn in self._functions]
+        for frame, ratios in self._unit_ratios(comparison, meta, in_play):
             self._n += 1
             self._all.add(ratios)
             for key, value in self._slice_values(meta, frame):
@@ -285,6 +278,43 @@ class UnitAccumulator:
                 if sums is None:
                     sums = groups[value] = _Sums(len(self.figures))
                 sums.add(ratios)
+
+    def case_shares(
+        self,
+        comparison: StateComparison,
+        metadata: Mapping[str, Any] | None = None,
+        in_play: Collection[str] | None = None,
+    ) -> dict[str, tuple[float, float]]:
+        """One case's share of each reported figure, by its reported name: a ``(numerator,
+        denominator)`` that sums over cases to `result`'s figure (pooled: its units' summed
+        numerators and denominators; unit mean: its units' summed ratios over their number).
+        Nothing is counted."""
+        sums = _Sums(len(self.figures))
+        for _, ratios in self._unit_ratios(comparison, metadata or {}, in_play):
+            sums.add(ratios)
+        pooled = self.options.aggregation == "pooled"
+        return {
+            f"{self.prefix}_{figure}": (
+                (sums.num[i], sums.den[i]) if pooled else (sums.ratio[i], float(sums.n[i]))
+            )
+            for i, figure in enumerate(self.figures)
+        }
+
+    def _unit_ratios(
+        self,
+        comparison: StateComparison,
+        metadata: Mapping[str, Any],
+        in_play: Collection[str] | None,
+    ) -> Iterator[tuple[str | None, list[Ratio]]]:
+        """Each unit of a case: its frame and the ratio of each reported figure."""
+        for frame, slots in self._units(comparison, metadata, in_play):
+            scores = [self._slot(comparison, s) for s in slots]
+            if self.options.joint == "all_right":
+                scores = [
+                    SlotScore(float(s.score == 1.0), s.active, s.predicted, s.categorical, s.score)
+                    for s in scores
+                ]
+            yield frame, [fn(scores) for fn in self._functions]
 
     def _units(
         self,

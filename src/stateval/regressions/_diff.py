@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from stateval.regressions._links import compare_url, regression_filter
-from stateval.regressions._metrics import RUN_METRICS, case_ratio
+from stateval.regressions._metrics import case_ratio, run_metrics
 from stateval.regressions._scores import FIELD_PREFIX, Observation, ScoredRun
 from stateval.regressions._stats import (
     Interval,
@@ -273,7 +273,7 @@ def _metric_diffs(
     b_reps = [base.cases[c] for c in paired]
     c_reps = [cand.cases[c] for c in paired]
     out: list[MetricDiff] = []
-    for metric in RUN_METRICS:
+    for metric in run_metrics((b_reps, c_reps)):
         # per-case (numerator, denominator) columns: 16 bytes a case, whatever the run's size
         b = np.array([case_ratio(metric, r) for r in b_reps], dtype=np.float64).reshape(-1, 2)
         c = np.array([case_ratio(metric, r) for r in c_reps], dtype=np.float64).reshape(-1, 2)

@@ -4,21 +4,29 @@ Each metric is a ratio of sums over cases (a mean has denominator 1 per case; th
 accuracy counts matching over expected fields, slot accuracy right schema slots over scored
 ones (as the run's summary pools them), and the edit-operation rates count the fields of each
 expected operation (keep, add, update, delete) that are right, and the stale ones among the
-updates (so a diff says which kind of update got worse); value precision, recall and F1 count
-the field evaluations' labels under the default conventions: a wrong value is a false
-positive and a false negative), so the bootstrap resamples cases and recomputes the ratio.
-With repetitions, a case's numerator and denominator are its repetitions' means.
+updates (so a diff says which kind of update got worse)), so the bootstrap resamples cases and
+recomputes the ratio. With repetitions, a case's numerator and denominator are its repetitions'
+means.
+
+Value precision, recall and F1 and a convention's figures (``sgd_joint_goal_accuracy``...) are
+the run summary's: a local run's case carries its share of each as its suite's metric
+accumulator computes it (`stateval.compare.MetricsAccumulator.case_shares`: the ``metrics:``
+settings such as ``averaging: case`` or ``list_credit: partial``, and the slot schema). An
+experiment read from Phoenix has no such shares: its value P/R/F1 are counted from the field
+evaluations' labels under the default conventions (a wrong value is a false positive and a
+false negative, pooled over every field evaluation), only when its run used those conventions
+(its metadata's ``conventions``), and it has no convention figures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from stateval.compare import is_item_path
 from stateval.regressions._scores import FIELD_PREFIX, Observation
 
-__all__ = ["RUN_METRICS", "RunMetric", "case_ratio"]
+__all__ = ["RUN_METRICS", "RunMetric", "case_ratio", "run_metrics"]
 
 
 def _score(name: str) -> Callable[[Observation], tuple[float, float] | None]:
@@ -84,22 +92,49 @@ def _statuses(obs: Observation) -> dict[str, int]:
     return counts
 
 
-def _value_precision(obs: Observation) -> tuple[float, float] | None:
-    c = _statuses(obs)
-    den = c["matching"] + c["mismatched"] + c["extra"]
-    return (c["matching"], den) if den else None
+def _share(name: str) -> Callable[[Observation], tuple[float, float] | None]:
+    """A figure the run's summary computes under its suite's settings: the case's share of it
+    (`Observation.shares`), or None when it has none or a zero denominator."""
+
+    def extract(obs: Observation) -> tuple[float, float] | None:
+        share = obs.shares.get(name)
+        return None if share is None or not share[1] else share
+
+    return extract
 
 
-def _value_recall(obs: Observation) -> tuple[float, float] | None:
-    c = _statuses(obs)
-    den = c["matching"] + c["mismatched"] + c["missing"]
-    return (c["matching"], den) if den else None
+def _value(
+    name: str, counted: Callable[[dict[str, int]], tuple[int, int]]
+) -> Callable[[Observation], tuple[float, float] | None]:
+    """Value precision / recall / F1: the case's share as its suite computes it when known (a
+    local run), else counted from the field evaluations' labels under the default conventions
+    (an experiment whose run used them)."""
+    shared = _share(name)
+
+    def extract(obs: Observation) -> tuple[float, float] | None:
+        if name in obs.shares:
+            return shared(obs)
+        if not obs.value_labels:
+            return None
+        num, den = counted(_statuses(obs))
+        return (num, den) if den else None
+
+    return extract
 
 
-def _value_f1(obs: Observation) -> tuple[float, float] | None:
-    c = _statuses(obs)
-    den = 2 * c["matching"] + 2 * c["mismatched"] + c["missing"] + c["extra"]
-    return (2 * c["matching"], den) if den else None
+_value_precision = _value(
+    "value_precision", lambda c: (c["matching"], c["matching"] + c["mismatched"] + c["extra"])
+)
+_value_recall = _value(
+    "value_recall", lambda c: (c["matching"], c["matching"] + c["mismatched"] + c["missing"])
+)
+_value_f1 = _value(
+    "value_f1",
+    lambda c: (
+        2 * c["matching"],
+        2 * c["matching"] + 2 * c["mismatched"] + c["missing"] + c["extra"],
+    ),
+)
 
 
 def _error(obs: Observation) -> tuple[float, float] | None:
@@ -149,6 +184,19 @@ RUN_METRICS: tuple[RunMetric, ...] = (
     RunMetric("mean_time", False, _time, judged=False),
 )
 """Every run-level metric of a `stateval.run.RunSummary`, in report order."""
+
+
+def run_metrics(runs: Iterable[Iterable[Sequence[Observation]]]) -> tuple[RunMetric, ...]:
+    """`RUN_METRICS`, then a metric for each other figure the observations of ``runs`` (each
+    an iterable of a case's repetitions) have a share of: a convention's figures (``sgd_*``,
+    ``mwzeval_*``...), in the order first seen. Every such figure is higher-is-better."""
+    known = {m.name for m in RUN_METRICS}
+    extra: dict[str, None] = {}
+    for run in runs:
+        for reps in run:
+            for obs in reps:
+                extra.update((n, None) for n in obs.shares if n not in known)
+    return (*RUN_METRICS, *(RunMetric(n, True, _share(n)) for n in extra))
 
 
 def case_ratio(metric: RunMetric, reps: Sequence[Observation]) -> tuple[float, float]:

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from stateval.compare import slot_counts
+from stateval.compare import MetricOptions, slot_counts
 from stateval.errors import DiffError, PhoenixUnavailableError
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun, edit_counts
 from stateval.upload import CASE_ID_KEY
@@ -156,6 +156,19 @@ def _client(phoenix_url: str, api_key: str | None) -> httpx.Client:
     return httpx.Client(base_url=phoenix_url.rstrip("/"), headers=headers, timeout=60.0)
 
 
+def _default_conventions(conventions: Any) -> bool:
+    """Whether an experiment's value precision / recall / F1 follow the default conventions
+    (its metadata's ``conventions``, which a finished run stores; absent: the defaults), so
+    that counting its field evaluations' labels gives its run's figures."""
+    if not isinstance(conventions, dict):
+        return True
+    default = MetricOptions()
+    return all(
+        conventions.get(name, getattr(default, name)) == getattr(default, name)
+        for name in ("list_credit", "wrong_value", "averaging")
+    )
+
+
 def read_experiment(
     phoenix_url: str, experiment_id: str, *, api_key: str | None = None
 ) -> ScoredRun:
@@ -193,6 +206,7 @@ def read_experiment(
             case_id = example.id
         case_of[example.node_id or example.id] = case_id
         case_of[example.id] = case_id
+    labelled = _default_conventions(experiment.metadata.get("conventions"))
     cases: dict[str, list[tuple[int, Observation]]] = {}
     for run in runs:
         case_id = case_of.get(run.example_id, run.example_id)
@@ -206,6 +220,7 @@ def read_experiment(
             time_used=None if run.latency_ms is None else run.latency_ms / 1000,
             slots=None if slot is None else slot_counts(slot.explanation),
             ops=edit_counts((a.name, a.explanation) for a in run.annotations),
+            value_labels=labelled,
         )
         cases.setdefault(case_id, []).append((run.repetition_number, observation))
     link = ExperimentLink(phoenix_url.rstrip("/"), experiment.dataset_id, experiment.id)

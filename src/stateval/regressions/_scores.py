@@ -51,6 +51,13 @@ class Observation:
             `stateval.compare.slot_counts`), when it has one.
         ops: Expected operation (``keep``, ``add``, ``update``, ``delete``) -> ``(right, n,
             {error: count})`` of its ``op:<op>`` evaluation (`stateval.compare.op_counts`).
+        shares: Run-summary figure -> this case's ``(numerator, denominator)`` share of it,
+            as the run's suite computes it (`stateval.compare.MetricsAccumulator.case_shares`:
+            value precision / recall / F1 under its ``metrics:`` settings and slot schema, a
+            convention's figures); a local run's observations have them.
+        value_labels: Whether value precision / recall / F1 may be counted from the field
+            evaluations' labels when ``shares`` lacks them (the default conventions over every
+            field evaluation): False for an experiment whose run used other conventions.
     """
 
     scores: Mapping[str, float]
@@ -59,10 +66,15 @@ class Observation:
     time_used: float | None = None
     slots: tuple[int, int] | None = None
     ops: Mapping[str, tuple[int, int, Mapping[str, int]]] = field(default_factory=dict)
+    shares: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    value_labels: bool = True
 
     @classmethod
-    def from_case_score(cls, score: CaseScore) -> Observation:
-        """The observation of one scored case of a local run."""
+    def from_case_score(
+        cls, score: CaseScore, shares: Mapping[str, tuple[float, float]] | None = None
+    ) -> Observation:
+        """The observation of one scored case of a local run (``shares``: its share of the
+        run-summary figures, see the attribute)."""
         slot = score.evaluation("slot_accuracy")
         # names interned and scores of 0 and 1 shared: 100k cases share one object for each
         return cls(
@@ -72,6 +84,7 @@ class Observation:
             time_used=score.result.time_used,
             slots=None if slot is None else slot_counts(slot.explanation),
             ops=edit_counts((e.name, e.explanation) for e in score.evaluations),
+            shares={} if shares is None else {intern(k): v for k, v in shares.items()},
         )
 
     @property

@@ -12,7 +12,7 @@ from pathlib import Path
 from stateval.errors import DiffError
 from stateval.regressions._phoenix_rest import parse_experiment, read_experiment
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
-from stateval.run import Journal, RunHeader, Scoring, iter_repetitions, list_runs
+from stateval.run import CaseResult, Journal, RunHeader, Scoring, list_runs, score_case
 from stateval.suite import Suite, load_suite
 
 __all__ = ["RunResolver", "experiment_link", "local_run"]
@@ -45,11 +45,23 @@ def local_run(journal: Journal, suite: Suite) -> ScoredRun:
             f"run {journal.run_id} has cases {suite.path} no longer defines: {unknown[:5]}; "
             "compare it under its own suite file (--suite)"
         )
+    scoring = Scoring.from_suite(suite)
+    figures = scoring.accumulator()  # counts nothing: gives each case's share of the figures
     # one case scored at a time and reduced to its observations: no score outlives its case
-    cases = {
-        case_id: tuple(Observation.from_case_score(s) for s in reps)
-        for case_id, reps in iter_repetitions(suite, journal, Scoring.from_suite(suite))
-    }
+    cases: dict[str, tuple[Observation, ...]] = {}
+    for case_id in journal.header.case_ids:
+        case = suite.case(case_id)
+        records = journal.repetitions_of(case_id)
+        if case is None or not records:
+            continue
+        reps = [score_case(case, CaseResult.from_dict(r), scoring) for r in records]
+        cases[case_id] = tuple(
+            Observation.from_case_score(
+                s,
+                figures.case_shares(s.metrics_under(scoring, case), case.metadata, s.comparison),
+            )
+            for s in reps
+        )
     run = ScoredRun(
         f"run {journal.run_id}", cases, experiment_link(journal), journal.header.suite_name
     )
