@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import re
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -362,7 +363,8 @@ def test_stateval_run_says_how_many_episodes_were_scored_on_their_sessions(
     import subprocess
     import sys
 
-    suite = yaml.safe_load(_suite(tmp_path, f"bookings-{uuid.uuid4().hex[:8]}").path.read_text())
+    project = f"bookings-{uuid.uuid4().hex[:8]}"
+    suite = yaml.safe_load(_suite(tmp_path, project).path.read_text())
     suite["mutator"] = {"type": "python", "callable": "bookings_tracker_mod:track"}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
     (tmp_path / "bookings_tracker_mod.py").write_text(TRACKER)
@@ -379,4 +381,9 @@ def test_stateval_run_says_how_many_episodes_were_scored_on_their_sessions(
     assert done.returncode in (0, 1), done.stderr
     out = " ".join(done.stdout.split())
     assert "Phoenix: 5 of 5 cases delivered" in out
-    assert "2 episode(s) scored on their sessions (8 session annotation(s))" in out
+    assert "2 episode(s) scored on their sessions (8 session annotation(s); " in out
+    # the Sessions tab's filter for this run, as printed: it keeps the run's two sessions
+    found = re.search(r'Sessions tab filter for this run: (metadata\["run"\] == "[^"]+")', out)
+    assert found is not None, out
+    project_id = httpx.get(f"{phoenix_url}/v1/projects/{project}", timeout=30).json()["data"]["id"]
+    assert _page_mean(phoenix_url, project_id, "episode_success", found[1])[1] == 2

@@ -39,7 +39,14 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from stateval.reports import ReportRequest
-    from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, UploadStatus
+    from stateval.run import (
+        Journal,
+        PhoenixTarget,
+        RunHeader,
+        RunOutcome,
+        RunSummary,
+        UploadStatus,
+    )
     from stateval.suite import EpisodeMode, FieldsAs, Suite
 
 __all__ = ["FieldsAsOption", "fields_as_mode", "run"]
@@ -226,7 +233,7 @@ def run(
         result = carry_out(request, view)
         upload = result.outcome.upload
         if upload is not None:
-            _print_delivery(upload, len(result.outcome.journal.header.case_ids))
+            _print_delivery(upload, result.outcome.journal.header)
         if undelivered(upload):
             assert upload is not None
             hint = f"`stateval run {suite_path} --resume`"
@@ -351,8 +358,12 @@ def _run_with_progress(
     return outcome
 
 
-def _print_delivery(upload: UploadStatus, planned: int) -> None:
-    """One line saying what reached Phoenix: cases, evaluations, spans."""
+def _print_delivery(upload: UploadStatus, header: RunHeader) -> None:
+    """One line saying what reached Phoenix: cases, evaluations, spans, episodes (with the
+    Sessions tab's filter that keeps this run's sessions)."""
+    from stateval.upload import session_run
+
+    planned = len(header.case_ids)
     uploaded = planned - upload.pending
     spans = f"; {upload.spans} span(s) delivered"
     if upload.spans_kept:
@@ -360,7 +371,8 @@ def _print_delivery(upload: UploadStatus, planned: int) -> None:
     if upload.episodes:
         spans += (
             f"; {upload.episodes} episode(s) scored on their sessions "
-            f"({upload.session_annotations} session annotation(s))"
+            f"({upload.session_annotations} session annotation(s); Sessions tab filter "
+            f'for this run: metadata["run"] == "{session_run(header)}")'
         )
     plain_console().print(
         f"Phoenix: {uploaded} of {planned} cases delivered ({upload.runs} run(s) and "

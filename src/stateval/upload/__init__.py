@@ -14,6 +14,7 @@ upload mode goes here.
 from __future__ import annotations
 
 from stateval.upload._batcher import AnnotationBatcher
+from stateval.upload._episode_sessions import session_run
 from stateval.upload._experiment_writer import ExperimentSpec, ExperimentWriter, create_experiment
 from stateval.upload._modes import (
     UPLOAD_MODES,
@@ -82,6 +83,7 @@ __all__ = [
     "rescore_to_phoenix",
     "resolve_phoenix",
     "run_suite",
+    "session_run",
     "span_cursor",
     "span_row",
 ]
