@@ -43,11 +43,21 @@ _RELATIVE = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
-def _moment(value: str, option: str) -> datetime:
+_WATERMARK = "last"
+"""``--since last``: from ``stateval traces score``'s watermark (only that command keeps one)."""
+
+
+def _moment(value: str, option: str, *, last: bool = False) -> datetime:
     """An ISO-8601 date or time (UTC unless it says otherwise), or ``30m`` / ``2h`` / ``7d``
-    ago."""
+    ago. ``last``: the command also takes ``--since last`` (its caller reads that itself), so
+    an unreadable value's message names it."""
     from stateval.errors import UsageError
 
+    if value.strip() == _WATERMARK and option == "--since" and not last:
+        raise UsageError(
+            f"--since {_WATERMARK!r}: only stateval traces score keeps a watermark; give an "
+            "ISO-8601 time (2026-12-01T09:00) or a duration ago (30m, 2h, 7d)"
+        )
     relative = _RELATIVE.match(value.strip())
     if relative:
         amount, unit = relative.groups()
@@ -57,17 +67,19 @@ def _moment(value: str, option: str) -> datetime:
     except ValueError:
         raise UsageError(
             f"{option} {value!r}: expected an ISO-8601 time (2026-12-01T09:00), "
-            "a duration ago (30m, 2h, 7d)" + (" or 'last'" if option == "--since" else "")
+            "a duration ago (30m, 2h, 7d)" + (f" or {_WATERMARK!r}" if last else "")
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _window(since: str | None, until: str | None) -> tuple[SpanWindow, bool]:
+def _window(since: str | None, until: str | None, *, last: bool = False) -> tuple[SpanWindow, bool]:
+    """The span window ``--since`` / ``--until`` give, and whether ``--since last`` asked for
+    the watermark (``last``: the command keeps one; without it, ``last`` is refused)."""
     from stateval.errors import UsageError
     from stateval.traces import SpanWindow
 
-    since_last = since is not None and since.strip() == "last"
-    start = None if since is None or since_last else _moment(since, "--since")
+    since_last = last and since is not None and since.strip() == _WATERMARK
+    start = None if since is None or since_last else _moment(since, "--since", last=last)
     end = None if until is None else _moment(until, "--until")
     if start is not None and end is not None and end <= start:
         raise UsageError(f"--until {until!r} is not after --since {since!r}")
@@ -140,7 +152,7 @@ def score(
         from stateval.upload import resolve_phoenix
 
         monitor = load_monitor(monitor_path)
-        window, since_last = _window(since, until)
+        window, since_last = _window(since, until, last=True)
         target = resolve_phoenix(phoenix_url, False, None, announce=_stderr_line)
         assert target is not None  # only None with no_phoenix
         request = TracesRequest(

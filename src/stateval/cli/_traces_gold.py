@@ -92,9 +92,7 @@ def traces_export(
 
         if stratify_by is not None and sample is None:
             raise StatevalError("--stratify-by needs --sample N")
-        window, since_last = _window(since, until)
-        if since_last:
-            raise StatevalError("--since last is for stateval traces score (its watermark)")
+        window, _ = _window(since, until)
         monitor = load_monitor(monitor_path, build_judge=False)
         options = ExportOptions(
             cases=cases or Path(f"{monitor.name}-gold.jsonl"),
