@@ -245,3 +245,56 @@ def test_the_experiment_stores_the_conventions_figures(
     assert meta["sgd_joint_goal_accuracy"] == pytest.approx((1 + 0 + 0.36) / 3, abs=1e-12)
     assert meta["sgd_average_goal_accuracy"] == pytest.approx((1 + 1 + 0.36) / 3, abs=1e-12)
     assert meta["conventions"]["convention"]["name"] == "sgd"
+
+
+def test_a_dstc10_run_whose_value_figures_exceed_one_is_a_valid_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DSTC10's scorer counts ``["1", "one"]`` against ``["1"]`` as two matching pairs (value
+    P and R 4/3): the run's JSON report still validates against docs/report-schema.json, and
+    the terminal, Markdown and HTML reports show the figure as it is."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STATEVAL_HOME", str(tmp_path / "home"))
+    turns = [
+        {"id": "t1", "input": {"prompt": "one person"},
+         "expected_post_state": {"hotel.book.people": ["1", "one"]}},
+        {"id": "t2", "input": {"prompt": "two nights"},
+         "expected_post_state": {"hotel.book.stay": ["2"]}},
+    ]  # fmt: skip
+    predictions = [
+        {"id": "t1", "actual_post_state": {"hotel.book.people": ["1"]}},
+        {"id": "t2", "actual_post_state": {"hotel.book.stay": ["two"]}},
+    ]
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
+    (tmp_path / "suite.yaml").write_text(
+        "mutator: {type: replay, predictions: predictions.jsonl}\n"
+        "cases: {file: turns.jsonl}\n"
+        "slots: [hotel.book.people, hotel.book.stay]\n"
+        "metrics: {convention: dstc10}\n"
+    )
+    ran = CliRunner().invoke(
+        app,
+        ["run", "suite.yaml", "--no-phoenix", "--report-json", "r.json", "--markdown", "r.md",
+         "--report-html", "r.html"],
+    )  # fmt: skip
+    assert ran.exit_code in (0, 1), ran.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    # t1: 2 pairs over 1 predicted / 2 expected values -> slot credit 4/3; t2: "two" is "2" -> 1
+    assert data["dstc10_value_precision"] == pytest.approx((4 / 3 + 1) / 2, abs=1e-12)
+    assert data["dstc10_value_recall"] == pytest.approx((4 / 3 + 1) / 2, abs=1e-12)
+    assert data["dstc10_value_f1"] > 1
+    assert data["dstc10_slot_accuracy"] == pytest.approx(3 / 4, abs=1e-12)
+    figures = data["conventions"]["convention"]["figures"]
+    assert figures["dstc10_value_precision"] == data["dstc10_value_precision"]
+    schema = json.loads(REPORT_SCHEMA.read_text())
+    jsonschema.validate(data, schema)
+    # accuracies stay ratios, at top level and under conventions.convention.figures
+    with pytest.raises(jsonschema.ValidationError, match="greater than the maximum"):
+        jsonschema.validate({**data, "dstc10_slot_accuracy": 1.5}, schema)
+    figures["dstc10_slot_accuracy"] = 1.5
+    with pytest.raises(jsonschema.ValidationError, match="greater than the maximum"):
+        jsonschema.validate(data, schema)
+    assert "| dstc10_value_precision | 116.7% |" in (tmp_path / "r.md").read_text()
+    assert "116.7%" in ran.output
+    assert "116.7%" in (tmp_path / "r.html").read_text()

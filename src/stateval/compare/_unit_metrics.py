@@ -75,8 +75,8 @@ class SlotScore:
     """One slot of one unit.
 
     Attributes:
-        score: In [0, 1]: 1 when neither state holds it, 0 when one does, else its matching's
-            (with ``joint: all_right``: 1 when that is 1, else 0).
+        score: 1 when neither state holds it, 0 when one does, else its matching's, in [0, 1]
+            (DSTC10's can pass 1; with ``joint: all_right``: 1 when that is 1, else 0).
         active: The expected state holds it (SGD: "present in the reference").
         predicted: The actual state holds it.
         categorical: As the schema says.
