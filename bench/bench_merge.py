@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,15 +45,19 @@ TARGET_SPEEDUP = 1.7
 STATEVAL = [sys.executable, "-c", "from stateval.cli import main; main()"]
 
 
-def _stateval(args: list[str], home: Path, cwd: Path) -> tuple[float, str]:
-    """Wall seconds and stdout of one ``stateval`` command (exit 0 or 1, else stop)."""
+def _stateval(args: list[str], home: Path, cwd: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the command and every process it started)
+    of one ``stateval`` command (exit 0 or 1, else stop)."""
     env = {**os.environ, "STATEVAL_HOME": str(home)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([*STATEVAL, *args], cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"!! stateval {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return elapsed, done.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def _runs(home: Path) -> list[str]:
@@ -89,12 +94,12 @@ def bench_merge(work: Path, source: Path, every: int) -> bool:
     suite = full_suite(work, source, every)
     single_home, shard_home = work / "single", work / "shards"
     load = os.getloadavg()[0]
-    wall, _ = _stateval(
+    wall, cpu = _stateval(
         ["run", str(suite), "--no-phoenix", "--report-json", str(work / "single.json")],
         single_home,
         work,
     )
-    print(f"    single run            {wall:7.1f} s wall  (load {load:.1f})")
+    print(f"    single run            {wall:7.1f} s wall  {cpu:6.1f} s CPU  (load {load:.1f})")
     shard_wall = 0.0
     for i in range(1, SHARDS + 1):
         spent, _ = _stateval(
@@ -103,11 +108,14 @@ def bench_merge(work: Path, source: Path, every: int) -> bool:
         shard_wall += spent
     shards = _runs(shard_home)
     load = os.getloadavg()[0]
-    merge_wall, _ = _stateval(
+    merge_wall, merge_cpu = _stateval(
         ["merge", *shards, "--report-json", str(work / "merged.json")], shard_home, work
     )
     print(f"    {SHARDS} shards, one by one  {shard_wall:7.1f} s wall")
-    print(f"    stateval merge        {merge_wall:7.1f} s wall  (load {load:.1f})")
+    print(
+        f"    stateval merge        {merge_wall:7.1f} s wall  {merge_cpu:6.1f} s CPU  "
+        f"(load {load:.1f})"
+    )
     one, merged = comparable(work / "single.json"), comparable(work / "merged.json")
     differ = sorted(k for k in one.keys() | merged.keys() if one.get(k) != merged.get(k))
     same = not differ
@@ -127,22 +135,26 @@ def bench_workers(work: Path, n: int) -> float:
     """(2): ``--workers 1`` against ``--workers 2`` on ``n`` generated cases; the speed-up."""
     print(f"(2) stateval run --no-phoenix on {n:,} 20-field cases: --workers 1 against 2")
     suite = write_suite(work / "scale", n)
-    walls = {}
+    walls, cpus = {}, {}
     for workers in (1, 2):
         home = work / f"workers-{workers}"
         load = os.getloadavg()
-        walls[workers], _ = _stateval(
+        walls[workers], cpus[workers] = _stateval(
             ["run", str(suite), "--no-phoenix", "--workers", str(workers)], home, suite.parent
         )
         print(
             f"    --workers {workers}  {walls[workers]:7.1f} s wall  "
-            f"({n / walls[workers]:6.0f} cases/s)  load before {load[0]:.2f} / {load[1]:.2f} / "
-            f"{load[2]:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
+            f"({n / walls[workers]:6.0f} cases/s)  {cpus[workers]:7.1f} s CPU  load before "
+            f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
         )
     speedup = walls[1] / walls[2]
     mark = "ok" if speedup >= TARGET_SPEEDUP else "MISSED"
     print(
         f"    speed-up {speedup:.2f}x (target >= {TARGET_SPEEDUP}x where 2 cores are free: {mark})"
+    )
+    print(
+        f"    CPU of --workers 2 against --workers 1: {cpus[2] / cpus[1]:.2f}x (two interpreters "
+        f"and the merge); on 2 free cores the speed-up is at most {2 * cpus[1] / cpus[2]:.2f}x"
     )
     return speedup
 
