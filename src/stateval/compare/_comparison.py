@@ -420,6 +420,34 @@ def _decide(
     decided: dict[int, FieldComparison] = {}
     order = list(e_values)
     order += [p for p in a_values if p not in e_values]
+
+    def make(i: int) -> FieldComparison:
+        path = out_paths[i]
+        return compare_field(
+            path, expected.best(path), actual.best(path), plan(path)[0], policies=resolved
+        )
+
+    mode = resolved.uniform_mode
+    if (
+        (mode is _STRICT or mode is _STRICT_VALUE)
+        and wanted is None
+        and e_best is None
+        and a_best is None
+    ):  # two flat states, one strict policy: the loop below without the per-path plan
+        same_conf = mode is _STRICT_VALUE or e_conf == a_conf
+        for path, ev in e_values.items():
+            av = a_values.get(path, _ABSENT)
+            if av is _ABSENT:
+                statuses.append(_MISSING)
+            elif same_conf and (
+                ev == av if ev.__class__ is str and av.__class__ is str else json_equal(ev, av)
+            ):
+                statuses.append(_MATCHING)
+            else:
+                statuses.append(_MISMATCHED)
+        out_paths = order
+        statuses += [_EXTRA] * (len(order) - len(e_values))
+        return out_paths, statuses, make, decided
     for path in order:
         if wanted is not None and path not in wanted:
             continue
@@ -448,13 +476,6 @@ def _decide(
             status = done.status
         out_paths.append(path)
         statuses.append(status)
-
-    def make(i: int) -> FieldComparison:
-        path = out_paths[i]
-        return compare_field(
-            path, expected.best(path), actual.best(path), plan(path)[0], policies=resolved
-        )
-
     return out_paths, statuses, make, decided
 
 
