@@ -270,3 +270,54 @@ def _nested(depth: int) -> Any:
     for _ in range(depth):
         value = [value]
     return value
+
+
+# -- the compact form through a mutator's changes and the journal (issue 25) -----------------
+
+
+@given(
+    st.dictionaries(_paths, _json_scalars, max_size=6),
+    st.dictionaries(_paths, _json_scalars, max_size=6),
+    st.sampled_from([1.0, 0.5, 0.0]),
+    st.sampled_from([1.0, 0.5, 0.0, -0.0]),
+    st.none() | st.just("m1"),
+)
+def test_set_value_and_remove_on_a_flat_state_act_as_on_candidates(
+    values: dict[str, object],
+    changes: dict[str, object],
+    conf: float,
+    set_conf: float,
+    message_id: str | None,
+) -> None:
+    compact = InterpretiveState.from_flat(values, confidence=conf)
+    expanded = InterpretiveState.from_flat(values, confidence=conf)
+    expanded.candidates("x")  # reading a candidate list expands the state
+    for path, value in changes.items():
+        for state in (compact, expanded):
+            state.set_value(path, ValueConfidence(value, set_conf, message_id=message_id))
+    for path in list(values)[:2]:
+        for state in (compact, expanded):
+            state.remove(path)
+    same = set_conf == conf and str(set_conf) == str(conf) and message_id is None
+    # compact while every value is like the others (an empty from_flat state has no compact form)
+    assert (compact.flat_values is not None) == (bool(values) and (not changes or same))
+    assert compact.to_json() == expanded.to_json()
+    assert compact == expanded
+
+
+def test_a_journaled_compact_state_is_read_back_compact_and_the_rest_as_candidates() -> None:
+    state = InterpretiveState.from_flat({"a": "x", "b": 2}, confidence=0.5, message_id="m")
+    again = InterpretiveState.from_dict(json.loads(state.to_json()))
+    assert again.flat_values is not None
+    assert again.to_json() == state.to_json()
+    mixed = {
+        "fields": {"a": [{"value": 1, "confidence": 0.5}], "b": [{"value": 2, "confidence": -0.0}]}
+    }
+    two = {"fields": {"a": [{"value": 1, "confidence": 1.0}, {"value": 2, "confidence": 0.5}]}}
+    noted = {"fields": {"a": [{"value": 1, "confidence": 1.0, "inference": "said so"}]}}
+    for data in (mixed, two, noted):
+        read = InterpretiveState.from_dict(data)
+        assert read.flat_values is None
+        assert read.to_dict() == data
+    with pytest.raises(InvalidConfidenceError):
+        InterpretiveState.from_dict({"fields": {"a": [{"value": 1, "confidence": 2.0}]}})

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stateval.errors import SuiteProblemsError
 from stateval.suite import load_suite
+from stateval.suite._documents import DocumentError, parse_json
 
 _HEAD = 'mutator: {type: python, callable: "builtins:print"}\n'
 _CASE = "cases:\n  inline:\n    - {id: c1, input: {prompt: x}, expected_post_state: {n: VALUE}}\n"
@@ -93,3 +97,51 @@ def test_a_case_line_with_a_raw_unpaired_surrogate_is_a_problem(tmp_path: Path) 
     (tmp_path / "suite.yaml").write_text(_HEAD + "cases: {file: cases.jsonl}\n")
     with pytest.raises(SuiteProblemsError, match=r"cases.jsonl:1:.*unpaired surrogate"):
         load_suite(tmp_path / "suite.yaml", load_mutator=False)
+
+
+# -- parse_json reads with orjson what it can, the standard library the rest (issue 25) -----------
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_JSON)
+def test_parse_json_gives_the_standard_librarys_values(value: object) -> None:
+    # the same values of the same types (an integer past 64 bits stays an integer, not a float)
+    text = json.dumps(value)
+    assert repr(parse_json(text)) == repr(json.loads(text))
+    assert repr(parse_json(text.encode())) == repr(json.loads(text.encode()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN, "b": -Infinity}',
+        '{"n": 18446744073709551616}',
+        '{"n": 123456789012345678901234567890, "m": 1.5}',
+        '{"a": 1, "b": 2, "a": 3}',
+        "[1e400, -0.0, 0.1e-400]",
+    ],
+)
+def test_parse_json_reads_what_orjson_refuses_or_reads_otherwise(text: str) -> None:
+    for given_text in (text, text.encode(), b"\xef\xbb\xbf" + text.encode()):
+        assert repr(parse_json(given_text)) == repr(json.loads(given_text))
+
+
+@pytest.mark.parametrize("text", ['{"a": 1,}', '{"a"', "[1] x", "", "\ufeff{}", '{"a": 01}'])
+def test_parse_json_words_a_syntax_error_as_the_standard_library(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(DocumentError) as caught:
+        parse_json(text)
+    assert caught.value.message == f"invalid JSON: {expected.value.msg}"
+    assert caught.value.line == expected.value.lineno
