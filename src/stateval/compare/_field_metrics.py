@@ -422,6 +422,16 @@ class CaseMetrics:
         )
 
 
+# outcome -> (right, predicted, expected)
+_FLAGS = {
+    Outcome.CORRECT: (1, 1, 1),
+    Outcome.WRONG: (0, 1, 1),
+    Outcome.MISSING: (0, 0, 1),
+    Outcome.EXTRA: (0, 1, 0),
+    Outcome.ABSENT: (1, 0, 0),
+}
+
+
 def case_metrics(
     comparison: StateComparison,
     *,
@@ -447,16 +457,16 @@ def case_metrics(
     )
     tp = fp = fn = 0.0
     right = total = 0
+    fp_only = opts.wrong_value == "fp"
     for o in outcomes:
         if slot_set is not None and o.path not in slot_set:
             continue
-        right += o.outcome in (Outcome.CORRECT, Outcome.ABSENT)
+        is_right, predicted, expected = _FLAGS[o.outcome]
+        right += is_right
         total += 1
-        predicted = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.EXTRA)
-        expected = o.outcome in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING)
         tp += o.credit
         fp += predicted - o.credit
-        if opts.wrong_value == "fp":
+        if fp_only:
             fn += o.outcome is Outcome.MISSING
         else:
             fn += expected - o.credit
