@@ -28,7 +28,7 @@ from stateval.cli._common import (
 
 if TYPE_CHECKING:
     from stateval.reports import ReportRequest
-    from stateval.traces import SpanWindow, TracesTally
+    from stateval.traces import SpanWindow, TracesRequest, TracesSummary, TracesTally
 
 __all__ = ["traces_app"]
 
@@ -146,35 +146,46 @@ def score(
     An interrupted run is resumed by the next one (its journal is in the stateval home).
     """
     with errors_to_exit(debug):
+        from stateval.orchestrator import TracesRunRequest, carry_out_traces
         from stateval.run import stateval_home
         from stateval.suite import load_monitor
-        from stateval.traces import TracesRequest, score_traces
-        from stateval.upload import resolve_phoenix
 
         monitor = load_monitor(monitor_path)
         window, since_last = _window(since, until, last=True)
-        target = resolve_phoenix(phoenix_url, False, None, announce=_stderr_line)
-        assert target is not None  # only None with no_phoenix
-        request = TracesRequest(
+        request = TracesRunRequest(
             monitor=monitor,
-            url=target.url,
             home=stateval_home(),
-            api_key=target.api_key,
+            phoenix_url=phoenix_url,
             window=window,
             since_last=since_last,
             restart=restart,
             follow=follow,
-            write=not dry_run,
+            dry_run=dry_run,
+            reports=reports,
         )
-        summary = run_interruptible(score_traces(request, on_page=_progress_line))
+        result = carry_out_traces(request, TracesTerminalView())
+    raise typer.Exit(EXIT_PASS if result.passed else EXIT_BELOW_THRESHOLD)
+
+
+class TracesTerminalView:
+    """``stateval traces score`` on a terminal or in a log: a line per stored page and the
+    notes on stderr, the summary on stdout (see `stateval.orchestrator.TracesView`)."""
+
+    def note(self, text: str, style: str | None = None) -> None:
+        """A note on stderr (as plain text)."""
+        _stderr_line(text)
+
+    def summary(self, summary: TracesSummary, phoenix_url: str) -> None:
+        """The summary on stdout."""
         from stateval.reports import print_traces_summary
 
-        print_traces_summary(summary, report_console(), target.url)
-        for report in reports:
-            write = report.writer.traces
-            assert write is not None  # report_options("traces") offers only formats with one
-            write(summary, report.path, target.url)  # whole or not at all (ReportWriteError)
-    raise typer.Exit(EXIT_PASS if summary.passed else EXIT_BELOW_THRESHOLD)
+        print_traces_summary(summary, report_console(), phoenix_url)
+
+    def drive(self, request: TracesRequest) -> TracesSummary:
+        """Score the spans (Ctrl-C, SIGTERM and SIGHUP stop it cleanly), a line per page."""
+        from stateval.traces import score_traces
+
+        return run_interruptible(score_traces(request, on_page=_progress_line))
 
 
 def _stderr_line(line: str) -> None:

@@ -1,14 +1,18 @@
 """One run request, one orchestrator: `RunRequest` holds what a run needs, `carry_out` runs it.
 
-``stateval run``, the pytest plugin and ``stateval traces`` build the same request; each shows
-the run its own way through a `RunView` (progress bars on a terminal, nothing in pytest).
+``stateval run`` and the pytest plugin build the same request; each shows the run its own way
+through a `RunView` (progress bars on a terminal, nothing in pytest). ``stateval traces score``
+builds a `TracesRunRequest` of the same shape, run by `carry_out_traces` through the same steps
+(Phoenix resolved, the run driven by the view, summary, the reports' table, a result whose
+``passed`` is the exit code).
 """
 
 from __future__ import annotations
 
 from stateval.orchestrator._merge import merge_runs
 from stateval.orchestrator._orchestrate import RunResult, RunView, carry_out, undelivered
-from stateval.orchestrator._request import RunRequest
+from stateval.orchestrator._request import RunRequest, TracesRunRequest
+from stateval.orchestrator._traces import TracesResult, TracesView, carry_out_traces
 from stateval.orchestrator._workers import BACKENDS, ShardDone, ShardTask, run_shard
 
 __all__ = [
@@ -18,7 +22,11 @@ __all__ = [
     "RunView",
     "ShardDone",
     "ShardTask",
+    "TracesResult",
+    "TracesRunRequest",
+    "TracesView",
     "carry_out",
+    "carry_out_traces",
     "merge_runs",
     "run_shard",
     "undelivered",

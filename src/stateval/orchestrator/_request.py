@@ -1,20 +1,23 @@
 """What one run needs, in one object: the `RunRequest` every entry point builds.
 
 ``stateval run`` parses its options into a request, the pytest plugin builds one from its own
-options, and ``stateval traces`` builds one too; `carry_out` runs it. A new run option is one
-field here and one line where an entry point parses it.
+options, and `carry_out` runs it; ``stateval traces score`` builds a `TracesRunRequest` (the same
+shape: what is run, then ``home``, ``phoenix_url`` and ``reports`` under the same names) that
+`carry_out_traces` runs through the same steps. A new option is one field here and one line
+where an entry point parses it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stateval.reports import ReportRequest
 from stateval.run import Shard
-from stateval.suite import EpisodeMode, FieldsAs, Suite
+from stateval.suite import EpisodeMode, FieldsAs, Monitor, Suite
+from stateval.traces import SpanWindow
 
-__all__ = ["RunRequest"]
+__all__ = ["RunRequest", "TracesRunRequest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +71,31 @@ class RunRequest:
     workers: int = 1
     backend: str = "local"
     ray_address: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TracesRunRequest:
+    """One monitor run (``stateval traces score``), as asked for.
+
+    Attributes:
+        monitor: The monitor file, loaded.
+        home: Where monitor runs keep their watermark and journal (as `RunRequest.home`).
+        phoenix_url: The Phoenix server holding the spans (None: the environment's or the
+            embedded one).
+        window: The spans to read (``--since`` / ``--until``).
+        since_last: Read only the spans stored after the monitor's watermark.
+        restart: Drop an interrupted run's journal instead of resuming it.
+        follow: Keep polling for newer spans every this many seconds (None: one pass).
+        dry_run: Score and report, but store no annotation and keep the watermark.
+        reports: The report files to write (formats with a ``traces`` writer).
+    """
+
+    monitor: Monitor
+    home: Path
+    phoenix_url: str | None = None
+    window: SpanWindow = field(default_factory=SpanWindow)
+    since_last: bool = False
+    restart: bool = False
+    follow: float | None = None
+    dry_run: bool = False
+    reports: tuple[ReportRequest, ...] = ()
