@@ -280,7 +280,7 @@ class PhoenixSink:
     async def record_field_scores(self) -> None:
         """Outside ``evaluations`` mode, store the per-field means on the experiment's metadata
         (``field_scores``), so they show with the experiment. A failure is kept in `error`."""
-        if self.experiment_id is None or self.fields_as == "evaluations":
+        if self.experiment_id is None or not UPLOAD_MODES[self.fields_as].annotations:
             return
         try:
             await record_field_scores(self.uploader, self.experiment_id, self._fields, self.shard)
