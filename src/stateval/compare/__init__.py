@@ -100,14 +100,8 @@ from stateval.compare._run_metrics import (
     slice_values,
 )
 from stateval.compare._score_value import FIELD_PREFIX, ScoreValue
-from stateval.compare._scores import (
-    STATE_SCORES,
-    CaseScores,
-    score_comparison,
-    slot_counts,
-    slots_in_play,
-    view_accuracy,
-)
+from stateval.compare._scores import STATE_SCORES, CaseScores, score_comparison, view_accuracy
+from stateval.compare._slots import slot_counts, slots_in_play
 from stateval.compare._typed import COMPARATORS
 from stateval.compare._unit_metrics import (
     FIGURES,

@@ -1,9 +1,10 @@
-"""Suite files: models (``_models.py``), the `Case` (``_case.py``), cases read from their files
-(``_cases.py``) and streamed from them (``_source.py``),
-``${VAR}`` interpolation (``_env.py``), monitor files of production spans
+"""Suite files: models (``_models.py``; the ``mutator:`` and ``judge:`` sections in
+``_mutator_specs.py``), the `Case` (``_case.py``), cases read from their files
+(``_cases.py``) and streamed from them (``_source.py``), problems worded as one line
+(``_problems.py``), ``${VAR}`` interpolation (``_env.py``), monitor files of production spans
 (``_monitor.py``), LLM mutator and judge settings (``_llm.py``), slot
-schemas and the policies they imply (``_slot_schema.py``), and the loader that ties them together
-(``_suite.py``).
+schemas and the policies they imply (``_slot_schema.py``; the ``slots:`` section read in
+``_slots_section.py``), and the loader that ties them together (``_suite.py``).
 
 A new suite key goes in ``_models.py`` (the pydantic model, hence the JSON Schema) and is read in
 ``_suite.py``.
@@ -28,16 +29,11 @@ from stateval.suite._models import (
     EpisodeMode,
     EpisodesSpec,
     FieldsAs,
-    JudgeSpec,
-    LLMMutatorSpec,
     MetricsSpec,
     MutationSpec,
-    MutatorSpec,
     PerTurnSpec,
     PhoenixSpec,
-    PythonMutatorSpec,
     RegressionsSpec,
-    ReplayMutatorSpec,
     SlotsFileSpec,
     ThresholdsSpec,
 )
@@ -47,6 +43,13 @@ from stateval.suite._monitor import (
     MonitorModel,
     TracesSpec,
     load_monitor,
+)
+from stateval.suite._mutator_specs import (
+    JudgeSpec,
+    LLMMutatorSpec,
+    MutatorSpec,
+    PythonMutatorSpec,
+    ReplayMutatorSpec,
 )
 from stateval.suite._settings import read_suite_settings
 from stateval.suite._slot_schema import SlotDef, SlotSchema, SlotSchemaError

@@ -13,8 +13,8 @@ from typing import Any
 
 from stateval.compare import FieldPolicies, path_matches
 from stateval.suite._case import Case
-from stateval.suite._cases import Locate, format_problem
 from stateval.suite._models import SuiteModel
+from stateval.suite._problems import Locate, format_problem
 from stateval.suite._slot_schema import SlotSchema
 
 __all__ = ["CaseAudit"]

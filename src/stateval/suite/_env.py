@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from stateval.suite._cases import Loc
+from stateval.suite._problems import Loc
 
 __all__ = ["VERBATIM", "expand_environment"]
 

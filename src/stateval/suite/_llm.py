@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from stateval.errors import StatevalError
 from stateval.mutators import UPDATES_JSON_SCHEMA, LLMMutator, Mutator
-from stateval.suite._cases import Loc, format_problem
-from stateval.suite._models import JudgeSpec, LLMMutatorSpec, MutatorSpec
+from stateval.suite._mutator_specs import JudgeSpec, LLMMutatorSpec, MutatorSpec
+from stateval.suite._problems import Loc, format_problem
 
 if TYPE_CHECKING:
     from stateval.mutators import OpenAICompatibleClient

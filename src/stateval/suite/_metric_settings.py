@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from stateval.compare import MetricOptions
-from stateval.suite._cases import display_path, format_problem
 from stateval.suite._documents import DocumentError, parse_yaml, read_document
 from stateval.suite._metrics import MetricsSpec
+from stateval.suite._problems import display_path, format_problem
 from stateval.suite._slot_schema import SlotSchema, SlotSchemaError
 
 __all__ = ["metric_settings"]

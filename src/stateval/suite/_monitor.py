@@ -39,21 +39,15 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from stateval.checks import Criterion
 from stateval.compare import FieldPolicies, MatchPolicyModel
 from stateval.errors import SuiteProblemsError
-from stateval.suite._cases import format_problem, line_locator
 from stateval.suite._llm import build_judge_client
-from stateval.suite._models import (
-    JudgeSpec,
-    SlotsFileSpec,
-    SuiteModel,
-    ThresholdsSpec,
-    _Strict,
-)
+from stateval.suite._models import SlotsFileSpec, SuiteModel, ThresholdsSpec
+from stateval.suite._mutator_specs import JudgeSpec
+from stateval.suite._problems import format_problem, line_locator
 from stateval.suite._settings import read_suite_document, suite_problems
 from stateval.suite._slot_schema import SlotSchema
-from stateval.suite._suite import (
-    _load_checks,
-    _load_slots,
-)
+from stateval.suite._slots_section import load_slots
+from stateval.suite._spec_base import _Strict
+from stateval.suite._suite import _load_checks
 
 if TYPE_CHECKING:
     from stateval.mutators import OpenAICompatibleClient
@@ -245,7 +239,7 @@ def load_monitor(path: str | Path, *, build_judge: bool = True) -> Monitor:
     if model.judged and model.judge is None:
         problems.append(format_problem(label, locate(("judged",)), None, "judged", "needs 'judge'"))
     base = path.resolve().parent
-    schema = _load_slots(model.slots, base, label, locate, problems)
+    schema = load_slots(model.slots, base, label, locate, problems)
     checks = _load_checks(model.checks, label, locate, problems)
     for pattern, criteria in checks.items():
         for index, criterion in enumerate(criteria):

@@ -11,9 +11,11 @@ from typing import Any
 from stateval.errors import StatevalError
 from stateval.mutators import Mutator, Predictions, ReplayMutator, as_mutator, load_callable
 from stateval.state import InterpretiveState
-from stateval.suite._cases import display_path, format_problem, read_state
+from stateval.suite._cases import read_state
 from stateval.suite._llm import build_llm_mutator
-from stateval.suite._models import CasesSpec, PythonMutatorSpec, ReplayMutatorSpec, SuiteModel
+from stateval.suite._models import CasesSpec, SuiteModel
+from stateval.suite._mutator_specs import PythonMutatorSpec, ReplayMutatorSpec
+from stateval.suite._problems import display_path, format_problem
 
 __all__ = ["build_mutator", "check_mutator"]
 

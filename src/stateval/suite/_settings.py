@@ -16,10 +16,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from stateval.errors import SuiteProblemsError
-from stateval.suite._cases import Loc, display_path, format_problem, line_locator, pydantic_message
 from stateval.suite._documents import DocumentError, parse_json, parse_yaml, read_document
 from stateval.suite._env import expand_environment
 from stateval.suite._models import SuiteModel
+from stateval.suite._problems import (
+    Loc,
+    display_path,
+    format_problem,
+    line_locator,
+    pydantic_message,
+)
 
 __all__ = ["SuiteDocument", "read_suite_document", "read_suite_settings", "suite_problems"]
 

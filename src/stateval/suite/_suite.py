@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,24 +42,10 @@ from stateval.errors import StatevalError, SuiteProblemsError
 from stateval.mutators import (
     Mutator,
     describe_mutator,
-    load_callable,
 )
 from stateval.suite._case import Case
 from stateval.suite._case_audit import CaseAudit
-from stateval.suite._cases import (
-    CaseFileRef,
-    build_cases,
-    display_path,
-    format_problem,
-    inline_records,
-    line_locator,
-    read_case_file,
-)
-from stateval.suite._documents import (
-    DocumentError,
-    parse_yaml,
-    read_document,
-)
+from stateval.suite._cases import CaseFileRef, build_cases, inline_records, read_case_file
 from stateval.suite._episodes import EpisodeIndexer, Episodes
 from stateval.suite._llm import build_judge
 from stateval.suite._metric_settings import metric_settings
@@ -68,15 +53,16 @@ from stateval.suite._models import (
     CasesSpec,
     EpisodesSpec,
     FieldsAs,
-    PythonMutatorSpec,
-    ReplayMutatorSpec,
     SlotsFileSpec,
     SuiteModel,
     ThresholdsSpec,
 )
 from stateval.suite._mutator_build import build_mutator, check_mutator
+from stateval.suite._mutator_specs import PythonMutatorSpec, ReplayMutatorSpec
+from stateval.suite._problems import display_path, format_problem, line_locator
 from stateval.suite._settings import read_suite_document, suite_problems
-from stateval.suite._slot_schema import SlotSchema, SlotSchemaError, plain_slot_list, slot_paths
+from stateval.suite._slot_schema import SlotSchema
+from stateval.suite._slots_section import load_slots
 from stateval.suite._source import Cases, MemoryCases
 
 if TYPE_CHECKING:
@@ -221,7 +207,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         raise SuiteProblemsError(problems) from exc
     problems = []
     slot_problems: list[str] = []
-    schema = _load_slots(model.slots, base, label, line_locator(text), slot_problems)
+    schema = load_slots(model.slots, base, label, line_locator(text), slot_problems)
     slots = None if schema is None else schema.paths
     policies = _policies(model, schema)
     cases_label = label if model.cases.file is None else display_path(base / model.cases.file)
@@ -423,80 +409,3 @@ def _describe_spec(model: SuiteModel) -> str:
     if isinstance(spec, ReplayMutatorSpec):
         return f"replay:{spec.predictions or 'cases'}"
     return f"llm:{spec.model}"
-
-
-def _load_slots(
-    spec: list[str] | SlotsFileSpec | None,
-    base: Path,
-    label: str,
-    locate: Any,
-    problems: list[str],
-) -> SlotSchema | None:
-    """The ``slots:`` section of a suite or monitor file, read (None after a problem)."""
-    if spec is None:
-        return None
-    if not isinstance(spec, SlotsFileSpec):
-        paths = _check_slots(spec, label, locate(("slots",)), "slots", problems)
-        return None if paths is None else SlotSchema.from_paths(paths)
-    if spec.ref is not None:
-        search = [base / spec.path] if spec.path else [base]
-        try:
-            value = load_callable(spec.ref, search_path=search)
-        except StatevalError as exc:
-            problems.append(
-                format_problem(label, locate(("slots", "ref")), None, "slots.ref", str(exc))
-            )
-            return None
-        where = label
-    else:
-        assert spec.file is not None
-        slot_path = base / spec.file
-        where = display_path(slot_path)
-        try:
-            content = read_document(slot_path)
-        except DocumentError as exc:
-            message = f"cannot read {spec.file}: {exc.message}"
-            problems.append(
-                format_problem(label, locate(("slots", "file")), None, "slots.file", message)
-            )
-            return None
-        if slot_path.suffix.lower() in (".json", ".yaml", ".yml"):
-            try:
-                value = parse_yaml(content)
-            except DocumentError as exc:
-                problems.append(format_problem(where, exc.line, None, None, exc.message))
-                return None
-        else:
-            try:
-                value = plain_slot_list(content)
-            except SlotSchemaError as exc:
-                problems.append(format_problem(where, exc.line, None, "slots", str(exc)))
-                return None
-    if slot_paths(value) is None and isinstance(value, list | dict):
-        try:
-            return SlotSchema.from_data(value, fuzzy=spec.fuzzy)
-        except SlotSchemaError as exc:
-            problems.append(format_problem(where, None, None, "slots", str(exc)))
-            return None
-    paths = _check_slots(value, where, None, "slots", problems)
-    return None if paths is None else SlotSchema.from_paths(paths)
-
-
-def _check_slots(
-    value: object, where: str, line: int | None, field: str, problems: list[str]
-) -> tuple[str, ...] | None:
-    if isinstance(value, str) or not isinstance(value, Sequence | set | frozenset):
-        problems.append(
-            format_problem(where, line, None, field, "the slot schema is a list of paths")
-        )
-        return None
-    slots = list(value)
-    bad = [s for s in slots if not isinstance(s, str) or not s]
-    if bad:
-        problems.append(format_problem(where, line, None, field, f"not slot paths: {bad[:5]!r}"))
-        return None
-    dupes = sorted(s for s, n in Counter(slots).items() if n > 1)
-    if dupes:
-        problems.append(format_problem(where, line, None, field, f"duplicate slots: {dupes}"))
-        return None
-    return tuple(slots)

@@ -1,206 +1,25 @@
-"""The interpretive state: field paths mapped to candidate values with confidences (seed 000).
-
-A *path* is dot-separated segments (``registrant.name``, ``items.0.sku``). Each path holds the
-candidates added to it, in order; `InterpretiveState.best` picks the one with the highest
-confidence, a tie going to the candidate added first. Only paths that hold candidates are fields.
-
-Example:
-    >>> state = InterpretiveState()
-    >>> state.add_value("registrant.name", ValueConfidence("Ada", 0.6))
-    >>> state.add_value("registrant.name", ValueConfidence("Ada Lovelace", 0.9))
-    >>> state.best("registrant.name").value
-    'Ada Lovelace'
-    >>> InterpretiveState.from_nested({"registrant": {"email": "ada@example.org"}}).paths()
-    ['registrant.email']
-"""
+"""`InterpretiveState`: field paths mapped to candidate values, in the order added, with the
+compact form of a state built from flat values (`FlatValues`)."""
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias
+from typing import Any
 
 from stateval.errors import InvalidConfidenceError, InvalidPathError, InvalidValueError, StateError
+from stateval.state._values import (
+    _SURROGATE,
+    _VALID_PATHS,
+    ValueConfidence,
+    _check_confidence,
+    check_json_value,
+    validate_path,
+)
 
-__all__ = [
-    "MAX_VALUE_DEPTH",
-    "InterpretiveState",
-    "JSONValue",
-    "ValueConfidence",
-    "check_json_value",
-    "check_text",
-    "validate_path",
-]
-
-JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
-
-_SEGMENT = re.compile(r"[^.\s\x00-\x1f]+")
-
-
-_VALID_PATHS: set[str] = set()
-_VALID_PATHS_KEPT = 100_000
-
-
-def validate_path(path: object) -> str:
-    """Return ``path`` if it is a valid field path, else raise `InvalidPathError`.
-
-    Valid paths are remembered (up to 100,000), so checking a path seen before is one set
-    lookup.
-    """
-    if path.__class__ is str and path in _VALID_PATHS:
-        return path
-    if not isinstance(path, str):
-        raise InvalidPathError(path, f"a path is a string, not {type(path).__name__}")
-    if not path:
-        raise InvalidPathError(path, "empty path")
-    for segment in path.split("."):
-        if not segment:
-            raise InvalidPathError(path, "empty segment (leading, trailing or doubled '.')")
-        if not _SEGMENT.fullmatch(segment):
-            problem = f"segment {segment!r} contains whitespace or control characters"
-            raise InvalidPathError(path, problem)
-        if _SURROGATE.search(segment):
-            shown = ascii(segment)
-            raise InvalidPathError(shown, f"segment {shown} holds an unpaired surrogate")
-    if len(_VALID_PATHS) >= _VALID_PATHS_KEPT:
-        _VALID_PATHS.clear()
-    _VALID_PATHS.add(path)
-    return path
-
-
-MAX_VALUE_DEPTH = 100
-"""How deep lists and objects may nest in a value (deeper ones are rejected, not recursed into)."""
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def check_json_value(value: object, path: str | None = None) -> None:
-    """Raise `InvalidValueError` unless ``value`` is a JSON value: finite numbers, string keys,
-    text without unpaired surrogates, nested at most `MAX_VALUE_DEPTH` deep."""
-    problem = _json_problem(value)
-    if problem is not None:
-        raise InvalidValueError(value, problem, path)
-
-
-def check_text(text: str, what: str) -> None:
-    """Raise `InvalidValueError` when ``text`` holds an unpaired surrogate (not Unicode text)."""
-    if _SURROGATE.search(text):
-        raise InvalidValueError(text, f"{what} holds an unpaired surrogate, which is not text")
-
-
-def _json_problem(root: object) -> str | None:
-    stack: list[tuple[object, str, int]] = [(root, "value", 0)]
-    while stack:
-        value, where, depth = stack.pop()
-        if value is None or isinstance(value, bool | int):
-            continue
-        if isinstance(value, str):
-            if _SURROGATE.search(value):
-                return f"{where} holds an unpaired surrogate, which is not text"
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                return f"{where} is {value!r}, which JSON cannot hold"
-        elif isinstance(value, list | tuple | dict):
-            if depth >= MAX_VALUE_DEPTH:
-                return f"{where} nests deeper than {MAX_VALUE_DEPTH} levels"
-            children: list[tuple[object, str, int]] = []
-            if isinstance(value, dict):
-                for key, item in value.items():
-                    if not isinstance(key, str):
-                        return f"{where} has a non-string key {key!r}"
-                    if _SURROGATE.search(key):
-                        return f"{where} has a key holding an unpaired surrogate"
-                    children.append((item, f"{where}[{key!r}]", depth + 1))
-            else:
-                children = [(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
-            stack.extend(reversed(children))
-        else:
-            return f"{where} is a {type(value).__name__}, not a JSON value"
-    return None
-
-
-def _check_confidence(confidence: object, path: str | None = None) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise InvalidConfidenceError(confidence, path)
-    try:
-        result = float(confidence)
-    except OverflowError:
-        raise InvalidConfidenceError(_short_number(confidence), path) from None
-    if math.isnan(result) or not 0.0 <= result <= 1.0:
-        raise InvalidConfidenceError(confidence, path)
-    return result
-
-
-def _short_number(number: object) -> object:
-    text = str(number) if isinstance(number, int) else repr(number)
-    return number if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
-
-
-@dataclass(frozen=True, slots=True)
-class ValueConfidence:
-    """One candidate value for a field, with how sure the mutator is of it.
-
-    Args:
-        value: Any JSON value.
-        confidence: A number in [0, 1].
-        inference: Why the mutator believes it (free text), if given.
-        message_id: The input message the value came from, if known.
-    """
-
-    value: Any
-    confidence: float
-    inference: str | None = None
-    message_id: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "confidence", _check_confidence(self.confidence))
-        check_json_value(self.value)
-        if isinstance(self.value, tuple):
-            object.__setattr__(self, "value", list(self.value))
-        if self.inference is not None and not isinstance(self.inference, str):
-            raise InvalidValueError(self.inference, "inference must be a string or None")
-        if self.message_id is not None and not isinstance(self.message_id, str):
-            raise InvalidValueError(self.message_id, "message_id must be a string or None")
-        if self.inference is not None:
-            check_text(self.inference, "inference")
-        if self.message_id is not None:
-            check_text(self.message_id, "message_id")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The candidate as a JSON object (``inference``/``message_id`` only when set)."""
-        out: dict[str, Any] = {"value": self.value, "confidence": self.confidence}
-        if self.inference is not None:
-            out["inference"] = self.inference
-        if self.message_id is not None:
-            out["message_id"] = self.message_id
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], path: str | None = None) -> ValueConfidence:
-        """Build a candidate from ``{"value", "confidence", "inference"?, "message_id"?}``."""
-        if not isinstance(data, Mapping):
-            raise StateError(f"candidate{_at(path)} must be an object, got {type(data).__name__}")
-        unknown = set(data) - {"value", "confidence", "inference", "message_id"}
-        if unknown:
-            raise StateError(f"candidate{_at(path)} has unknown keys: {sorted(unknown)}")
-        for key in ("value", "confidence"):
-            if key not in data:
-                raise StateError(f"candidate{_at(path)} lacks {key!r}")
-        try:
-            return cls(
-                value=data["value"],
-                confidence=data["confidence"],
-                inference=data.get("inference"),
-                message_id=data.get("message_id"),
-            )
-        except InvalidConfidenceError as exc:
-            raise InvalidConfidenceError(exc.confidence, path) from None
-        except InvalidValueError as exc:
-            raise InvalidValueError(exc.value, exc.problem, path) from None
+__all__ = ["FlatValues", "InterpretiveState"]
 
 
 _ABSENT: Any = object()
@@ -313,10 +132,6 @@ def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
                 raise InvalidValueError(exc.value, exc.problem, path) from None
         kept[path] = value
     return kept
-
-
-def _at(path: str | None) -> str:
-    return f" at {path!r}" if path else ""
 
 
 @dataclass(slots=True)
