@@ -5,12 +5,14 @@ Usage::
 
     python examples/multiwoz/episodes.py                   # the 213-turn slice (suite.yaml)
     python examples/multiwoz/episodes.py full_test.yaml    # the 7,372-turn test set
+    python examples/multiwoz/episodes.py full_test_trade.yaml  # TRADE's 7,368, as TRADE scores
 
 Runs the suite twice without Phoenix (journals in a temporary folder): teacher-forced (every
 turn from the gold pre-state) and free-running (every turn from the tracker's own state after
 the turn before: the cumulative protocol of published MultiWOZ joint goal accuracy). Prints both
-modes' figures, the per-turn curve and the first-divergence distribution. The same figures come
-from ``stateval run SUITE --mode both``; docs/episodes.md quotes them.
+modes' figures (and a ``metrics.convention``'s, named after it: ``trade_joint_goal_accuracy``),
+the per-turn curve and the first-divergence distribution. The same figures come from
+``stateval run SUITE --mode both``; docs/episodes.md quotes them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Figures:
     mean_episode_accuracy: float
     first_divergence: dict[int, int]
     curve: list[tuple[int, int, float]]  # (turn, episodes reaching it, JGA)
+    convention: dict[str, float | None]  # the suite's metrics.convention figures, by name
 
 
 def figures(summary: RunSummary) -> Figures:
@@ -58,6 +61,7 @@ def figures(summary: RunSummary) -> Figures:
         mean_episode_accuracy=episodes.mean_episode_accuracy or 0.0,
         first_divergence=dict(episodes.first_divergence),
         curve=[(p.turn, p.n, p.joint_goal_accuracy) for p in episodes.turns],
+        convention=summary.convention_figures(),
     )
 
 
@@ -72,6 +76,10 @@ def measure(suite_path: Path, concurrency: int = 8) -> dict[str, Figures]:
             outcome = asyncio.run(run_suite(suite, journal, concurrency=concurrency))
             out[mode] = figures(outcome.summary)
     return out
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _median(distribution: dict[int, int]) -> int | None:
@@ -101,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
         ("mean fraction of turns right", "mean_episode_accuracy"),
     ):
         print(f"{label:34}{getattr(forced, name):>16.1%}{getattr(free, name):>16.1%}")
+    for name, value in forced.convention.items():
+        print(f"{name:34}{_percent(value):>16}{_percent(free.convention[name]):>16}")
     print("joint goal accuracy by turn (dialogues reaching it):")
     jga = {turn: value for turn, _, value in free.curve}
     for turn, n, value in forced.curve:

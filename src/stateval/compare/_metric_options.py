@@ -33,7 +33,8 @@ class MetricOptions:
         list_credit: ``all_or_nothing``: a list-valued field is right or wrong as a whole;
             ``partial``: a wrong one earns its list F1 in value precision / recall / F1.
         wrong_value: ``fp_and_fn``: a wrong value is a false positive and a false negative;
-            ``fp``: only a false positive (DSTC10 Track 2).
+            ``fp``: only a false positive (the first DSTC10 Track 2 scorer; its current one,
+            the ``dstc10`` convention, counts both).
         averaging: ``micro``: pool the counts of every case; ``case``: mean of each case's
             precision, recall and F1 (TRADE).
         scope: The units of a convention's figures (``_conventions.py``): ``turn``,

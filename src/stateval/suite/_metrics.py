@@ -37,8 +37,8 @@ class MetricsSpec(BaseModel):
     )
     wrong_value: Literal["fp_and_fn", "fp"] | None = Field(
         default=None,
-        description="fp: a wrong value is a false positive only (DSTC10 Track 2; default "
-        "fp_and_fn).",
+        description="fp: a wrong value is a false positive only (the first DSTC10 Track 2 "
+        "scorer; its current one, convention: dstc10, counts both; default fp_and_fn).",
     )
     averaging: Literal["micro", "case"] | None = Field(
         default=None, description="case: the mean of each case's P/R/F1 (TRADE; default micro)."
