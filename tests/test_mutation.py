@@ -16,9 +16,11 @@ from stateval.mutation import (
     MutationConfig,
     MutationReport,
     as_system,
+    log_mutation,
     provenance_eval,
     run_mutation,
 )
+from stateval.run import PhoenixTarget
 from stateval.suite import load_suite
 from stateval.testing import ScriptedClient
 
@@ -375,3 +377,41 @@ async def test_a_failing_eval_or_mutator_is_data_not_a_crash(tmp_path: Path) -> 
     report = await run_mutation(suite, MutationConfig(operators="stale"), mutator=explode)
     assert report.baseline.n_errors == 5
     assert [r.status for r in report.results] == ["inert"]
+
+
+async def test_a_mutant_keeps_counts_and_figures_not_the_scores_of_its_cases(
+    tmp_path: Path,
+) -> None:
+    many = [
+        {
+            "id": f"n{i:02d}",
+            "input": {"prompt": f"person.name=P{i}"},
+            "expected_post_state": {"person.name": f"P{i}"},
+        }
+        for i in range(30)
+    ]
+    (tmp_path / "formfill_mod.py").write_text(MODULE, encoding="utf-8")
+    data = {
+        "name": "many",
+        "mutator": {"type": "python", "callable": "formfill_mod:fill", "path": "."},
+        "cases": {"inline": many},
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(data), encoding="utf-8")
+    suite = load_suite(tmp_path / "suite.json")
+    counted = await run_mutation(suite, MutationConfig(operators=["drop_field"]))
+    (mutant,) = counted.results
+    assert mutant.n_changed == 30
+    assert mutant.changed_cases == tuple(f"n{i:02d}" for i in range(20))  # the first 20
+    assert mutant.to_dict()["n_changed_cases"] == 30
+    assert mutant.summary is not None
+    assert mutant.summary.cases == () and mutant.summary.calibration is None
+    assert mutant.summary.accuracy == 0.0  # its figures stay
+    with pytest.raises(MutationError, match="keep_cases"):
+        await log_mutation(suite, counted, PhoenixTarget("http://127.0.0.1:9"))
+
+    kept = await run_mutation(suite, MutationConfig(operators=["drop_field"], keep_cases=True))
+    (whole,) = kept.results
+    assert whole.status == mutant.status and whole.n_changed == 30
+    assert len(whole.changed_cases) == 30
+    assert whole.summary is not None
+    assert [s.case_id for s in whole.summary.cases] == list(whole.changed_cases)

@@ -95,7 +95,8 @@ async def test_baseline_and_survivors_become_experiments_with_every_evaluation(
 ) -> None:
     path, dataset = _write(tmp_path)
     suite = load_suite(path)
-    report = await run_mutation(suite, MutationConfig(operators="drop_field,strip_provenance"))
+    config = MutationConfig(operators="drop_field,strip_provenance", keep_cases=True)
+    report = await run_mutation(suite, config)
     by_status = {r.id: r.status for r in report.results}
     # no comparison reads provenance, so stripping it is equivalent, not a survivor
     assert by_status == {"M001": "killed", "M002": "survived", "M003": "equivalent"}

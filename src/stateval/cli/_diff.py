@@ -22,7 +22,7 @@ from stateval.cli._common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from stateval.regressions import RunDiff, RunResolver, ScoredRun
+    from stateval.regressions import RunColumns, RunDiff, RunResolver, ScoredRun
     from stateval.run import ThresholdResult
     from stateval.suite import RegressionsSpec
 
@@ -163,25 +163,31 @@ def diff(
 
 
 def _suite_gate(resolver: RunResolver, *names: str) -> RegressionsSpec | None:
-    """The ``thresholds.regressions`` block of the suite the local runs belong to."""
+    """The ``thresholds.regressions`` block of the suite the local runs belong to (the suite
+    the resolver already loaded to score them)."""
     from stateval.errors import StatevalError
-    from stateval.suite import load_suite
 
     local = [n for n in names if resolver.is_local(n)]
     if not local and resolver.suite is None:
         return None
     try:
-        suite = load_suite(resolver.suite_path(*local), load_mutator=False)
+        suite = resolver.load(resolver.suite_path(*local))
     except StatevalError:
         return None
     return suite.thresholds.regressions
 
 
-def _diff(base: ScoredRun, cand: ScoredRun, alpha: float, seed: int, resamples: int) -> RunDiff:
+def _diff(
+    base: ScoredRun | RunColumns,
+    cand: ScoredRun | RunColumns,
+    alpha: float,
+    seed: int,
+    resamples: int,
+) -> RunDiff:
     from stateval.errors import DiffError
     from stateval.regressions import diff_runs
 
-    if not set(base.cases) & set(cand.cases):
+    if not set(base.case_ids) & set(cand.case_ids):
         raise DiffError(f"{base.label} and {cand.label} share no case ids: nothing to compare")
     return diff_runs(base, cand, alpha=alpha, seed=seed, resamples=resamples)
 

@@ -209,6 +209,8 @@ def _run(
         mode=mode,
     )
     target = _phoenix_target(phoenix_url) if phoenix else None
+    if target is not None:  # Phoenix shows each logged mutant's changed cases: keep them
+        config = replace(config, keep_cases=True)
     err = plain_console(stderr=True)
     watch = _Watch(suite.name, err) if err.is_terminal else _ProgressLines(suite.name, err)
     with watch:

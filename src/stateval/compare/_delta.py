@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stateval.compare._comparison import StateComparison, compare_field, compare_states
+from stateval.compare._comparison import StateComparison, compare_states
+from stateval.compare._field_comparison import FieldStatus
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
@@ -83,20 +84,17 @@ def split_delta(
     ``pre`` under each field's policy, as `compare_delta` does.
     """
     resolved = FieldPolicies.of(policies)
+    # expected against pre: expected paths in order, then the pre-state's others; a path
+    # kept as it was is a matching one (strict policies decided by equality, nothing made)
+    before = compare_states(expected, pre, resolved)
     changed: list[str] = []
     preserved: list[str] = []
-    for path in expected.paths():
-        policy = resolved.for_path(path)
-        if policy.ignore:
-            continue
-        before = pre.best(path)
-        same = before is not None and compare_field(path, expected.best(path), before, policy)
-        (preserved if same and same.matched else changed).append(path)
-    changed += [p for p in pre.paths() if p not in expected and not resolved.for_path(p).ignore]
+    for path, status in zip(before.paths, before.statuses, strict=True):
+        (preserved if status is FieldStatus.MATCHING else changed).append(path)
     keep = set(preserved)
     return DeltaComparison(
-        changed=StateComparison(tuple(f for f in comparison.fields if f.path not in keep)),
-        preserved=StateComparison(tuple(f for f in comparison.fields if f.path in keep)),
+        changed=comparison.restricted(keep, keep=False),
+        preserved=comparison.restricted(keep),
         changed_paths=tuple(changed),
         preserved_paths=tuple(preserved),
     )

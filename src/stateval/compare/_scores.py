@@ -95,7 +95,7 @@ def view_accuracy(comparison: StateComparison) -> float | None:
     """
     if comparison.n_expected:
         return comparison.accuracy_score
-    return 0.0 if comparison.fields else None
+    return 0.0 if comparison.paths else None
 
 
 def _listed(label: str, paths: Sequence[str]) -> str:
@@ -207,7 +207,7 @@ class CaseScores:
     def _delta(self, name: str, view: StateComparison, what: str) -> ScoreValue:
         if self.failure is not None:
             return self._failed(name)
-        if not view.fields:
+        if not view.paths:
             return ScoreValue(name, None, "empty", f"the case expects the mutator {what} no field")
         return ScoreValue(
             name, view_accuracy(view), None, f"{what}: {self._summary(view)}", self._counts(view)
@@ -361,6 +361,23 @@ class CaseScores:
             out.append(
                 ScoreValue(f"op:{op.value}", right / len(edits), label, op_explanation(op, edits))
             )
+        return out
+
+    def field_outcomes(self) -> list[tuple[str, float, str]]:
+        """``(name, score, label)`` of each of `fields`' scores, without their explanations
+        and metadata, and without making the comparison of a field decided by equality (what
+        a diff of 100,000 cases reads)."""
+        out: list[tuple[str, float, str]] = []
+        errors = self.judge_errors
+        for path, status, made in self.comparison.items():
+            label = "judge_error" if path in errors else status.value
+            if made is None:  # a field not made yet is of a strict policy: binary
+                out.append((f"{FIELD_PREFIX}{path}", float(status is FieldStatus.MATCHING), label))
+                continue
+            out.append((f"{FIELD_PREFIX}{path}", made.score, label))
+            if made.records is not None:
+                subs = sub_scores(made.records)
+                out.extend((v.name, v.score or 0.0, v.label or "") for v in subs)
         return out
 
     def fields(self) -> list[ScoreValue]:

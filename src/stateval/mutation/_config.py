@@ -30,6 +30,10 @@ class MutationConfig:
         limit: Use only the suite's first ``limit`` cases.
         mode: How the turns of a suite's episodes run, for the baseline and every mutant:
             ``teacher_forced`` or ``free_running`` (default: the suite's ``episodes.mode``).
+        keep_cases: Keep, for each mutant that ran, the ids and scores of every case whose
+            output it changed (what `log_mutation` uploads). Without it a mutant keeps its
+            counts, its summary's figures and the first ids only, so the memory of a
+            mutation test stays flat in the number of mutants.
     """
 
     operators: Sequence[str | Operator] | str | None = None
@@ -41,3 +45,4 @@ class MutationConfig:
     max_mutants: int | None = None
     limit: int | None = None
     mode: EpisodeMode | None = None
+    keep_cases: bool = False

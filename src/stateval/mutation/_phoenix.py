@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from stateval.errors import PhoenixUnavailableError
+from stateval.errors import MutationError, PhoenixUnavailableError
 from stateval.mutation._experiments import MutationExperiments
 from stateval.mutation._score import STATUSES, MutantResult
 from stateval.run import CaseScore, PhoenixTarget
@@ -146,7 +146,7 @@ class _Log:
             "severity": result.severity,
             "suggestion": result.suggestion,
             "closest": result.closest,
-            "n_changed_cases": len(result.changed_cases),
+            "n_changed_cases": result.n_changed,
             "changed_cases": list(result.changed_cases[:_SHOWN_CASES]),
             "baseline_experiment_id": self.baseline_ref.id,
         }
@@ -199,11 +199,21 @@ async def log_mutation(
         target: The Phoenix server.
         mutants: ``"survivors"`` (the default) or ``"all"`` (killed and equivalent ones too);
             inert, skipped and failed mutants have nothing to show and are never logged.
+
+    Raises:
+        MutationError: The report kept no case scores of its mutants (it was run without
+            `MutationConfig.keep_cases`).
     """
     from stateval.upload import PhoenixUploader
 
     statuses = LOGGED_STATUSES[mutants]
     chosen = [r for r in report.results if r.status in statuses and r.summary is not None]
+    bare = [r.id for r in chosen if r.n_changed and r.summary is not None and not r.summary.cases]
+    if bare:
+        raise MutationError(
+            f"mutants {', '.join(bare[:5])} kept no case scores to log: run the mutation test "
+            "with MutationConfig(keep_cases=True)"
+        )
     async with PhoenixUploader(
         target.url, api_key=target.api_key, max_concurrency=_MAX_REQUESTS
     ) as uploader:

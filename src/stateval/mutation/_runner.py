@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from stateval.errors import MutationError, PluginError
@@ -29,7 +30,7 @@ from stateval.mutation._plugins import (
 )
 from stateval.mutation._probes import Probe, ProbeContext, ProbeResult
 from stateval.mutation._report import MutationReport
-from stateval.mutation._score import MutantResult, severity
+from stateval.mutation._score import SHOWN_CASES, MutantResult, severity
 from stateval.mutation._settings import suite_config
 from stateval.mutation._suggest import (
     ChangedCase,
@@ -189,6 +190,29 @@ class _Mutation:
 
 
 async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) -> MutantResult:
+    """One mutant's verdict, holding its counts and figures only (see `_kept`): what it ran
+    on (outputs, scores of every case) is dropped once it is decided."""
+    return _kept(job, await _decide(job, base, index, mutant))
+
+
+def _kept(job: _Mutation, result: MutantResult) -> MutantResult:
+    """``result`` as a mutation test keeps it, unless the test keeps its cases (for Phoenix):
+    its first changed case ids and its summary's figures (headline rates, per-field rows,
+    thresholds, edit matrix), without what grows with the cases (their scores, the failing
+    ones, per-slice metrics, calibration curves, episode metrics)."""
+    summary = result.summary
+    if summary is None or job.config.keep_cases:
+        return result
+    figures = replace(summary, cases=(), failing=(), metrics=None, calibration=None, episodes=None)
+    return replace(
+        result,
+        summary=figures,
+        changed_cases=result.changed_cases[:SHOWN_CASES],
+        n_changed=result.n_changed,
+    )
+
+
+async def _decide(job: _Mutation, base: Run, index: int, mutant: Mutant) -> MutantResult:
     rid = f"M{index + 1:03d}"
     mutator = mutant.system.mutator
     if mutator is None:
@@ -224,6 +248,8 @@ async def _mutant_result(job: _Mutation, base: Run, index: int, mutant: Mutant) 
     for case_id in changed:
         scores[case_id] = score_case(by_id[case_id], results[case_id], job.scoring)
     summary = job.summarize(scores, rid)
+    # the summary's cases: the changed ones (what Phoenix shows of a mutant), not every case
+    summary = replace(summary, cases=tuple(scores[c] for c in changed))
     pairs = [
         ChangedCase(c, base.results[c].post_state, results[c].post_state, base.scores[c], scores[c])
         for c in changed

@@ -26,6 +26,7 @@ from stateval.mutation._mutant import Mutant, Severity
 from stateval.run import RunSummary
 
 __all__ = [
+    "SHOWN_CASES",
     "STATUSES",
     "MutantResult",
     "MutantStatus",
@@ -45,6 +46,9 @@ STATUSES: tuple[MutantStatus, ...] = (
     "error",
 )
 """Every mutant status, in report order."""
+
+SHOWN_CASES = 20
+"""Changed case ids a mutant keeps (and its JSON form shows) unless the test keeps them all."""
 
 _LEVELS: tuple[Severity, ...] = ("low", "medium", "high")
 WIDE_IMPACT = 0.2
@@ -130,7 +134,9 @@ class MutantResult:
         kills: Why it was killed, one line per failed verdict element.
         killed_by: The verdict elements that failed (``threshold:accuracy``,
             ``check:hotel.area``, ``eval:provenance``).
-        changed_cases: Cases whose output differs from the baseline's.
+        changed_cases: Cases whose output differs from the baseline's: every one when the
+            test kept its cases (`MutationConfig.keep_cases`), else the first `SHOWN_CASES`.
+        n_changed: How many cases' output differs from the baseline's.
         moved: Whether any score of the suite differs from the baseline's (a survivor that
             moved was seen but tolerated; one that did not is invisible to the suite).
         severity: A survivor's severity.
@@ -139,7 +145,10 @@ class MutantResult:
         closest: For a survivor, the verdict element that came closest to failing.
         error: Why the mutant could not run, or was skipped.
         calls: Paid calls spent on it (LLM mutator calls and ``is_llm`` evals).
-        summary: The mutant's run summary (None unless it ran).
+        summary: The mutant's run summary (None unless it ran). When the test kept its
+            cases (`MutationConfig.keep_cases`), whole, its ``cases`` the changed ones;
+            else its figures only (headline rates, per-field rows, thresholds, edit matrix:
+            no cases, failing cases, metrics, calibration or episodes).
         complete: False when ``--max-calls`` stopped its LLM evals early.
         wrote: One example of what the mutant's output holds where it differs from the
             baseline's (``case c1: hotel.area 'nort' (baseline 'north')``).
@@ -160,6 +169,11 @@ class MutantResult:
     summary: RunSummary | None = field(default=None, repr=False)
     complete: bool = True
     wrote: str | None = None
+    n_changed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.n_changed < len(self.changed_cases):
+            object.__setattr__(self, "n_changed", len(self.changed_cases))
 
     @property
     def killed(self) -> bool:
@@ -184,8 +198,8 @@ class MutantResult:
             "status": self.status,
             "killed_by": list(self.killed_by),
             "kills": list(self.kills),
-            "n_changed_cases": len(self.changed_cases),
-            "changed_cases": list(self.changed_cases[:20]),
+            "n_changed_cases": self.n_changed,
+            "changed_cases": list(self.changed_cases[:SHOWN_CASES]),
             "moved": self.moved,
             "severity": self.severity,
             "suggestion": self.suggestion,

@@ -17,6 +17,7 @@ from stateval.errors import DiffError
 from stateval.orchestrator._request import RunRequest
 from stateval.regressions import (
     DEFAULT_GATE,
+    RunColumns,
     RunDiff,
     RunResolver,
     ScoredRun,
@@ -277,7 +278,7 @@ def _run_beside(
 
 def _baseline(
     name: str, request: RunRequest, target: PhoenixTarget | None, exclude: str | None, hint: str
-) -> ScoredRun:
+) -> ScoredRun | RunColumns:
     """The baseline, resolved before the run starts (``latest``: the suite's newest run;
     ``exclude``: a resumed run's own id)."""
     suite_path = request.suite.path
@@ -323,14 +324,14 @@ def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> Score
 
 def _gate(
     cand: ScoredRun,
-    baseline: ScoredRun,
+    baseline: ScoredRun | RunColumns,
     spec: RegressionsSpec,
     target: PhoenixTarget | None,
     view: RunView,
 ) -> tuple[RunDiff, ThresholdResult]:
     """Diff a finished run against its baseline, print it after the summary, and tag the
     baseline experiment as its dataset's baseline on the run's Phoenix server."""
-    if not set(baseline.cases) & set(cand.cases):
+    if not set(baseline.case_ids) & set(cand.case_ids):
         raise DiffError(f"{baseline.label} shares no case ids with this run: nothing to compare")
     diff = diff_runs(baseline, cand, alpha=spec.alpha, seed=0, resamples=2000)
     print_diff(diff, view.console)

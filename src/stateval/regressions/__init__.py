@@ -4,12 +4,14 @@
 (Tarone's and Holm's corrections across fields) and each run-level metric a seeded paired
 bootstrap interval (the paired normal interval from `NORMAL_FROM` paired cases on).
 Runs come from the local journal or from Phoenix experiments (`RunResolver`); `gate_result`
-checks a diff against a suite's ``thresholds.regressions`` block; `print_diff` and
+checks a diff against a suite's ``thresholds.regressions`` block. A diff reads each run as
+columns (`RunColumns`: per field and per metric, arrays over the cases); `print_diff` and
 `markdown_diff` render it. ``stateval diff BASE CAND`` is the command.
 """
 
 from __future__ import annotations
 
+from stateval.regressions._columns import ColumnsBuilder, FieldColumn, RunColumns
 from stateval.regressions._diff import (
     FieldDiff,
     MetricDiff,
@@ -55,8 +57,10 @@ __all__ = [
     "DEFAULT_GATE",
     "NORMAL_FROM",
     "RUN_METRICS",
+    "ColumnsBuilder",
     "ExperimentAddress",
     "ExperimentLink",
+    "FieldColumn",
     "FieldDiff",
     "FieldStability",
     "Interval",
@@ -64,6 +68,7 @@ __all__ = [
     "MetricVerdict",
     "Observation",
     "Reliability",
+    "RunColumns",
     "RunDiff",
     "RunMetric",
     "RunResolver",

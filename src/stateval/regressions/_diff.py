@@ -15,12 +15,12 @@ resampling).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
+from stateval.regressions._columns import FieldColumn, RunColumns
 from stateval.regressions._links import compare_url, regression_filter
-from stateval.regressions._metrics import case_ratio, run_metrics
-from stateval.regressions._scores import FIELD_PREFIX, Observation, ScoredRun
+from stateval.regressions._scores import ScoredRun
 from stateval.regressions._stats import (
     Interval,
     holm,
@@ -28,6 +28,10 @@ from stateval.regressions._stats import (
     paired_bootstrap,
     tarone_testable,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["FieldDiff", "MetricDiff", "MetricVerdict", "RunDiff", "Verdict", "diff_runs"]
 
@@ -224,59 +228,75 @@ class RunDiff:
         }
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _FieldCounts:
-    n: int = 0
-    base_sum: float = 0.0
-    cand_sum: float = 0.0
-    regressed: list[str] = field(default_factory=list)
-    improved: list[str] = field(default_factory=list)
+    n: int
+    base_sum: float
+    cand_sum: float
+    regressed: list[str]
+    improved: list[str]
 
 
-def _correctness(reps: Sequence[Observation], name: str) -> float | None:
-    """Mean score of evaluation ``name`` over the repetitions (absent = right), or None when no
-    repetition evaluated it."""
-    values = [obs.scores.get(name) for obs in reps]
-    if all(v is None for v in values):
-        return None
-    return sum(1.0 if v is None else v for v in values) / len(values)
+def _paired_values(
+    column: FieldColumn | None, size: int, positions: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """A field's correctness in each paired case (NaN where the run did not evaluate it)."""
+    import numpy as np
+
+    dense = np.full(size, np.nan)
+    if column is not None:
+        dense[column.cases] = column.values
+    return dense[positions]
 
 
 def _field_counts(
-    base: ScoredRun, cand: ScoredRun, paired: Sequence[str]
+    base: RunColumns,
+    cand: RunColumns,
+    paired: Sequence[str],
+    b_pos: npt.NDArray[np.int64],
+    c_pos: npt.NDArray[np.int64],
 ) -> dict[str, _FieldCounts]:
+    """Per field, over the paired cases where either run evaluated it (a run that did not has
+    it right): the counts McNemar reads (O(cases) arrays, one field at a time)."""
+    import numpy as np
+
     counts: dict[str, _FieldCounts] = {}
-    for case_id in paired:
-        b_reps, c_reps = base.cases[case_id], cand.cases[case_id]
-        names = {n for obs in (*b_reps, *c_reps) for n in obs.scores if n.startswith(FIELD_PREFIX)}
-        for name in sorted(names):
-            b = _correctness(b_reps, name)
-            c = _correctness(c_reps, name)
-            b = 1.0 if b is None else b
-            c = 1.0 if c is None else c
-            row = counts.setdefault(name.removeprefix(FIELD_PREFIX), _FieldCounts())
-            row.n += 1
-            row.base_sum += b
-            row.cand_sum += c
-            if c < b:
-                row.regressed.append(case_id)
-            elif c > b:
-                row.improved.append(case_id)
+    for path in sorted(base.fields.keys() | cand.fields.keys()):
+        b = _paired_values(base.fields.get(path), len(base.case_ids), b_pos)
+        c = _paired_values(cand.fields.get(path), len(cand.case_ids), c_pos)
+        either = ~(np.isnan(b) & np.isnan(c))
+        if not either.any():
+            continue
+        b = np.where(np.isnan(b), 1.0, b)[either]
+        c = np.where(np.isnan(c), 1.0, c)[either]
+        ids = np.flatnonzero(either)
+        counts[path] = _FieldCounts(
+            int(either.sum()),
+            float(b.sum()),
+            float(c.sum()),
+            [paired[i] for i in ids[c < b]],
+            [paired[i] for i in ids[c > b]],
+        )
     return counts
 
 
 def _metric_diffs(
-    base: ScoredRun, cand: ScoredRun, paired: Sequence[str], *, seed: int, resamples: int
+    base: RunColumns,
+    cand: RunColumns,
+    b_pos: npt.NDArray[np.int64],
+    c_pos: npt.NDArray[np.int64],
+    *,
+    seed: int,
+    resamples: int,
 ) -> list[MetricDiff]:
-    import numpy as np
-
-    b_reps = [base.cases[c] for c in paired]
-    c_reps = [cand.cases[c] for c in paired]
     out: list[MetricDiff] = []
-    for metric in run_metrics((b_reps, c_reps)):
+    known = {m.name for m in base.measures}
+    for metric in (*base.measures, *(m for m in cand.measures if m.name not in known)):
+        if metric.name not in base.metrics or metric.name not in cand.metrics:
+            continue  # one run has no share of it in any case
         # per-case (numerator, denominator) columns: 16 bytes a case, whatever the run's size
-        b = np.array([case_ratio(metric, r) for r in b_reps], dtype=np.float64).reshape(-1, 2)
-        c = np.array([case_ratio(metric, r) for r in c_reps], dtype=np.float64).reshape(-1, 2)
+        b = base.metrics[metric.name][b_pos]
+        c = cand.metrics[metric.name][c_pos]
         both = (b[:, 1] > 0) & (c[:, 1] > 0)
         if not both.any():
             continue
@@ -301,8 +321,8 @@ def _metric_diffs(
 
 
 def diff_runs(
-    base: ScoredRun,
-    cand: ScoredRun,
+    base: ScoredRun | RunColumns,
+    cand: ScoredRun | RunColumns,
     *,
     alpha: float = 0.05,
     seed: int = 0,
@@ -326,12 +346,20 @@ def diff_runs(
         >>> [(f.path, f.regressed, f.verdict) for f in diff.fields]
         [('a', 12, 'regressed')]
     """
+    import numpy as np
+
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
-    paired = sorted(set(base.cases) & set(cand.cases))
-    removed = tuple(sorted(set(base.cases) - set(cand.cases)))
-    added = tuple(sorted(set(cand.cases) - set(base.cases)))
-    counts = _field_counts(base, cand, paired)
+    base, cand = base.columns(), cand.columns()
+    b_index = {case_id: i for i, case_id in enumerate(base.case_ids)}
+    c_index = {case_id: i for i, case_id in enumerate(cand.case_ids)}
+    paired = sorted(b_index.keys() & c_index.keys())
+    removed = tuple(sorted(b_index.keys() - c_index.keys()))
+    added = tuple(sorted(c_index.keys() - b_index.keys()))
+    b_pos = np.fromiter((b_index[c] for c in paired), dtype=np.int64, count=len(paired))
+    c_pos = np.fromiter((c_index[c] for c in paired), dtype=np.int64, count=len(paired))
+    del b_index, c_index
+    counts = _field_counts(base, cand, paired, b_pos, c_pos)
     paths = sorted(counts)
     worse = [len(counts[p].regressed) for p in paths]
     better = [len(counts[p].improved) for p in paths]
@@ -376,7 +404,7 @@ def diff_runs(
         removed=removed,
         added=added,
         fields=tuple(fields),
-        metrics=tuple(_metric_diffs(base, cand, paired, seed=seed, resamples=resamples)),
+        metrics=tuple(_metric_diffs(base, cand, b_pos, c_pos, seed=seed, resamples=resamples)),
         alpha=alpha,
         seed=seed,
         resamples=resamples,
@@ -388,7 +416,7 @@ def diff_runs(
     )
 
 
-def _shared_link(base: ScoredRun, cand: ScoredRun) -> tuple[str, str, str, str] | None:
+def _shared_link(base: RunColumns, cand: RunColumns) -> tuple[str, str, str, str] | None:
     """(server, dataset, base experiment, candidate experiment) when both runs are experiments
     on one dataset of one server."""
     b, c = base.experiment, cand.experiment

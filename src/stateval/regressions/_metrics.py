@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from stateval.compare import is_item_path
 from stateval.regressions._scores import FIELD_PREFIX, Observation
 
-__all__ = ["RUN_METRICS", "RunMetric", "case_ratio", "run_metrics"]
+__all__ = ["RUN_METRICS", "RunMetric", "case_ratio", "run_metrics", "share_metric"]
 
 
 def _score(name: str) -> Callable[[Observation], tuple[float, float] | None]:
@@ -196,7 +196,13 @@ def run_metrics(runs: Iterable[Iterable[Sequence[Observation]]]) -> tuple[RunMet
         for reps in run:
             for obs in reps:
                 extra.update((n, None) for n in obs.shares if n not in known)
-    return (*RUN_METRICS, *(RunMetric(n, True, _share(n)) for n in extra))
+    return (*RUN_METRICS, *(share_metric(n) for n in extra))
+
+
+def share_metric(name: str) -> RunMetric:
+    """The metric of a run-summary figure read from the cases' shares (`Observation.shares`):
+    a convention's figures, higher-is-better."""
+    return RunMetric(name, True, _share(name))
 
 
 def case_ratio(metric: RunMetric, reps: Sequence[Observation]) -> tuple[float, float]:

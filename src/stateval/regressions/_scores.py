@@ -12,6 +12,7 @@ from stateval.compare import FIELD_PREFIX, op_counts, slot_counts
 from stateval.run import RunSummary
 
 if TYPE_CHECKING:
+    from stateval.regressions._columns import RunColumns
     from stateval.run import CaseScore
 
 __all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun", "edit_counts"]
@@ -74,16 +75,30 @@ class Observation:
         cls, score: CaseScore, shares: Mapping[str, tuple[float, float]] | None = None
     ) -> Observation:
         """The observation of one scored case of a local run (``shares``: its share of the
-        run-summary figures, see the attribute)."""
-        slot = score.evaluation("slot_accuracy")
+        run-summary figures, see the attribute): the names, scores and labels of its
+        evaluations, read from the scoring core without making each field's explanation
+        (`stateval.compare.CaseScores.field_outcomes`) when the score can."""
+        core = score.case_scores()
+        named: list[tuple[str, float, str | None, str | None]]
+        if core is None:
+            named = [(e.name, e.score, e.label, e.explanation) for e in score.evaluations]
+        else:
+            named = [
+                (v.name, v.score, v.label, v.explanation)
+                for v in (*core.case_level(), *core.edit_ops())
+                if v.score is not None
+            ]
+            named += [(name, value, label, None) for name, value, label in core.field_outcomes()]
+            named += [(e.name, e.score, e.label, e.explanation) for e in score.checks]
+        slot = next((text for name, _, _, text in named if name == "slot_accuracy"), None)
         # names interned and scores of 0 and 1 shared: 100k cases share one object for each
         return cls(
-            scores={intern(e.name): _SHARED.get(e.score, e.score) for e in score.evaluations},
-            labels={intern(e.name): e.label for e in score.evaluations if e.label is not None},
+            scores={intern(name): _SHARED.get(value, value) for name, value, _, _ in named},
+            labels={intern(name): label for name, _, label, _ in named if label is not None},
             error=not score.ok,
             time_used=score.result.time_used,
-            slots=None if slot is None else slot_counts(slot.explanation),
-            ops=edit_counts((e.name, e.explanation) for e in score.evaluations),
+            slots=None if slot is None else slot_counts(slot),
+            ops=edit_counts((name, text) for name, _, _, text in named),
             shares={} if shares is None else {intern(k): v for k, v in shares.items()},
         )
 
@@ -174,3 +189,20 @@ class ScoredRun:
     def repetitions(self) -> int:
         """The most repetitions any case has."""
         return max((len(reps) for reps in self.cases.values()), default=0)
+
+    @property
+    def case_ids(self) -> tuple[str, ...]:
+        """Its cases."""
+        return tuple(self.cases)
+
+    def columns(self) -> RunColumns:
+        """The run as a diff reads it (`stateval.regressions.RunColumns`)."""
+        from stateval.regressions._columns import observed_columns
+
+        return observed_columns(
+            self.label,
+            self.cases,
+            experiment=self.experiment,
+            suite_name=self.suite_name,
+            unfinished=self.unfinished,
+        )

@@ -3,17 +3,27 @@ Phoenix experiment (an id or a UI URL)."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from stateval.errors import DiffError
+from stateval.regressions._columns import ColumnsBuilder, RunColumns
 from stateval.regressions._phoenix_rest import parse_experiment, read_experiment
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
-from stateval.run import CaseResult, Journal, RunHeader, Scoring, list_runs, score_case
-from stateval.suite import Suite, load_suite
+from stateval.run import (
+    CaseResult,
+    CaseScore,
+    Journal,
+    RunHeader,
+    Scoring,
+    journaled_results,
+    list_runs,
+    score_case,
+)
+from stateval.suite import Case, Suite, load_suite
 
 __all__ = ["RunResolver", "experiment_link", "local_run"]
 
@@ -35,9 +45,10 @@ def experiment_link(journal: Journal) -> ExperimentLink | None:
     )
 
 
-def local_run(journal: Journal, suite: Suite) -> ScoredRun:
+def local_run(journal: Journal, suite: Suite) -> RunColumns:
     """A journaled run, every repetition of every case scored under ``suite``'s current
-    policies (both sides of a diff are scored alike)."""
+    policies (both sides of a diff are scored alike), as the columns a diff reads: each case
+    is scored and reduced to its place in the columns, then dropped."""
     known = set(suite.cases.ids)  # ids only: no case is parsed twice
     unknown = [c for c in journal.results if c not in known]
     if unknown:
@@ -47,28 +58,46 @@ def local_run(journal: Journal, suite: Suite) -> ScoredRun:
         )
     scoring = Scoring.from_suite(suite)
     figures = scoring.accumulator()  # counts nothing: gives each case's share of the figures
-    # one case scored at a time and reduced to its observations: no score outlives its case
-    cases: dict[str, tuple[Observation, ...]] = {}
-    for case_id in journal.header.case_ids:
-        case = suite.case(case_id)
-        records = journal.repetitions_of(case_id)
-        if case is None or not records:
-            continue
-        reps = [score_case(case, CaseResult.from_dict(r), scoring) for r in records]
-        cases[case_id] = tuple(
-            Observation.from_case_score(
-                s,
-                figures.case_shares(s.metrics_under(scoring, case), case.metadata, s.comparison),
-            )
-            for s in reps
+    builder = ColumnsBuilder()
+    for case, reps in _scored_cases(journal, suite, scoring):
+        builder.add(
+            case.id,
+            [
+                Observation.from_case_score(
+                    s,
+                    figures.case_shares(
+                        s.metrics_under(scoring, case), case.metadata, s.comparison
+                    ),
+                )
+                for s in reps
+            ],
         )
-    run = ScoredRun(
-        f"run {journal.run_id}", cases, experiment_link(journal), journal.header.suite_name
+    held = None
+    if not journal.complete:
+        held = f"{len(journal.results)} of {len(journal.header.case_ids)} planned cases"
+    return builder.build(
+        f"run {journal.run_id}",
+        experiment=experiment_link(journal),
+        suite_name=journal.header.suite_name,
+        unfinished=held,
     )
-    if journal.complete:
-        return run
-    held = f"{len(journal.results)} of {len(journal.header.case_ids)} planned cases"
-    return dataclasses.replace(run, unfinished=held)
+
+
+def _scored_cases(
+    journal: Journal, suite: Suite, scoring: Scoring
+) -> Iterator[tuple[Case, list[CaseScore]]]:
+    """(case, the scores of its journaled repetitions), the case file and the journal each
+    read through once in suite order (no seek per case)."""
+    later: dict[str, list[dict[str, Any]]] = {}
+    for (case_id, _), record in sorted(journal.repeated.items(), key=lambda kv: kv[0][1]):
+        later.setdefault(case_id, []).append(record)
+    for case, result in journaled_results(suite, journal, journal.results.keys()):
+        rest = [CaseResult.from_dict(r) for r in later.pop(case.id, ())]
+        yield case, [score_case(case, r, scoring) for r in (result, *rest)]
+    for case_id, records in later.items():  # repetitions whose first one was not journaled
+        found = suite.case(case_id)
+        if found is not None:
+            yield found, [score_case(found, CaseResult.from_dict(r), scoring) for r in records]
 
 
 @dataclass(slots=True)
@@ -88,6 +117,19 @@ class RunResolver:
     phoenix: Callable[[], tuple[str, str | None]] | None = None
     exclude: str | None = None
     api_key: str | None = None
+    _suites: dict[Path, Suite] = field(default_factory=dict, repr=False)
+
+    def load(self, path: Path) -> Suite:
+        """The suite at ``path`` (its mutator not loaded), read once per resolver.
+
+        Raises:
+            SuiteProblemsError: The suite does not load.
+        """
+        key = path.resolve()
+        suite = self._suites.get(key)
+        if suite is None:
+            suite = self._suites[key] = load_suite(path, load_mutator=False)
+        return suite
 
     def is_local(self, name: str) -> bool:
         """True for ``latest``, ``latest~N`` and run ids under the home."""
@@ -128,7 +170,7 @@ class RunResolver:
             )
         return runs[-1 - back]
 
-    def resolve(self, name: str, *others: str) -> ScoredRun:
+    def resolve(self, name: str, *others: str) -> ScoredRun | RunColumns:
         """The run or experiment ``name`` names (``others``: the other names given, which
         help find the suite).
 
@@ -138,8 +180,7 @@ class RunResolver:
         if self.is_local(name):
             suite_path = self.suite_path(name, *others)
             journal = Journal.open(self.home, self.run_id(name, suite_path))
-            suite = load_suite(suite_path, load_mutator=False)
-            return local_run(journal, suite)
+            return local_run(journal, self.load(suite_path))
         if _RUN_ID.fullmatch(name):  # a run id, mistyped: no experiment is named like one
             known = ", ".join(list_runs(self.home)[-5:]) or "none"
             raise DiffError(f"no run {name!r} under {self.home / 'runs'} (latest: {known})")

@@ -246,7 +246,7 @@ def mutation_junit_xml(report: MutationReport) -> ET.Element:
             failure.text = "\n".join(
                 line
                 for line in (
-                    f"changed {len(r.changed_cases)} case(s): {', '.join(r.changed_cases[:10])}",
+                    f"changed {r.n_changed} case(s): {', '.join(r.changed_cases[:10])}",
                     f"closest: {r.closest}" if r.closest else "",
                 )
                 if line

@@ -40,7 +40,14 @@ from stateval.run._session import (
 )
 from stateval.run._shard import Shard
 from stateval.run._summary import FieldRow, RunSummary, ThresholdResult, threshold_names
-from stateval.run._tally import JournalScores, RunTally, journaled_scores, run_summary, summarize
+from stateval.run._tally import (
+    JournalScores,
+    RunTally,
+    journaled_results,
+    journaled_scores,
+    run_summary,
+    summarize,
+)
 
 __all__ = [
     "ENV_HOME",
@@ -77,6 +84,7 @@ __all__ = [
     "find_resumable",
     "iter_repetitions",
     "journaled_repetitions",
+    "journaled_results",
     "journaled_scores",
     "list_runs",
     "merge_shards",

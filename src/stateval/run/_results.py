@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from stateval.compare import (
     CaseMetrics,
+    CaseScores,
     FieldComparison,
     FieldEdit,
     FieldPolicies,
@@ -256,6 +257,8 @@ class CaseScore:
             making its evaluations or metric outcomes raises (without it, the error is raised).
         source_span_id: The production span the case came from (its metadata's
             ``source_span_id``), shown in the JSON report.
+        scores: Makes the scoring core's scores its evaluations are made from (see
+            `case_scores`).
     """
 
     __slots__ = (
@@ -266,6 +269,7 @@ class CaseScore:
         "_make",
         "_metrics",
         "_recover",
+        "_scores",
         "case_id",
         "comparison",
         "result",
@@ -282,8 +286,10 @@ class CaseScore:
         accuracy: float | None = None,
         recover: Callable[[CaseResult], CaseScore] | None = None,
         source_span_id: str | None = None,
+        scores: Callable[[], CaseScores] | None = None,
     ) -> None:
         self.case_id = case_id
+        self._scores = scores
         self.source_span_id = source_span_id
         self.result = result
         self.comparison = comparison
@@ -329,6 +335,19 @@ class CaseScore:
             known = self._edits = (scoring, made)
         return known[1]
 
+    def case_scores(self) -> CaseScores | None:
+        """The scoring core's scores of this case (`stateval.compare.CaseScores`: its
+        evaluations without their explanations made), made anew on each call; None when
+        this score was given its evaluations, or making them raises (`evaluations` then
+        recovers)."""
+        make = self._scores
+        if make is None:
+            return None
+        try:
+            return make()
+        except Exception:
+            return None
+
     @property
     def evaluations(self) -> tuple[Evaluation, ...]:
         """Case-level evaluations, then one per field, then check results."""
@@ -352,6 +371,7 @@ class CaseScore:
         self.result, self.comparison = again.result, again.comparison
         self._checks, self._accuracy, self._metrics = again._checks, again._accuracy, None
         self._evaluations, self._make = again._evaluations, again._make
+        self._scores = again._scores
         return again
 
     def __repr__(self) -> str:
@@ -377,12 +397,17 @@ class CaseScore:
         return found.score if found is not None else 0.0
 
     @property
-    def failed_checks(self) -> tuple[Evaluation, ...]:
-        """Check evaluations that did not pass."""
+    def checks(self) -> tuple[Evaluation, ...]:
+        """The check evaluations (``check:<path>``)."""
         checks = self._checks
         if checks is None:
             checks = tuple(e for e in self.evaluations if e.name.startswith("check:"))
-        return tuple(e for e in checks if e.score < 1)
+        return checks
+
+    @property
+    def failed_checks(self) -> tuple[Evaluation, ...]:
+        """Check evaluations that did not pass."""
+        return tuple(e for e in self.checks if e.score < 1)
 
     def evaluation(self, name: str) -> Evaluation | None:
         """The evaluation called ``name``, or None."""

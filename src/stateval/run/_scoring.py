@@ -15,6 +15,7 @@ from typing import Any
 from stateval.checks import Criterion, check_criteria, field_value
 from stateval.compare import (
     CaseMetrics,
+    CaseScores,
     FieldPolicies,
     MetricOptions,
     MetricsAccumulator,
@@ -161,9 +162,9 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     ok = result.ok
     checks = _checks(expected, actual, comparison, scoring, ok)
 
-    def evaluate() -> list[Evaluation]:
+    def scores() -> CaseScores:
         failure = None if ok else f"mutator failed ({result.error_type}): {result.error}"
-        scores = score_comparison(
+        return score_comparison(
             comparison,
             policies=scoring.policies,
             pre=case.pre_state if result.pre_state is None else result.pre_state,
@@ -178,9 +179,12 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             critical=scoring.thresholds.critical_fields,
             edits=score.edits_under(scoring, case),
         )
-        evaluations = [evaluation(s) for s in scores.case_level() if s.score is not None]
-        evaluations.extend(evaluation(s) for s in scores.edit_ops())
-        evaluations.extend(evaluation(s) for s in scores.fields())
+
+    def evaluate() -> list[Evaluation]:
+        made = scores()
+        evaluations = [evaluation(s) for s in made.case_level() if s.score is not None]
+        evaluations.extend(evaluation(s) for s in made.edit_ops())
+        evaluations.extend(evaluation(s) for s in made.fields())
         evaluations.extend(checks)
         return evaluations
 
@@ -197,6 +201,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         1.0 if accuracy is None else accuracy,
         recover if ok else None,
         case.source_span_id,
+        scores,
     )
     return score
 
