@@ -404,14 +404,16 @@ async def test_a_mutant_keeps_counts_and_figures_not_the_scores_of_its_cases(
     assert mutant.changed_cases == tuple(f"n{i:02d}" for i in range(20))  # the first 20
     assert mutant.to_dict()["n_changed_cases"] == 30
     assert mutant.summary is not None
-    assert mutant.summary.cases == () and mutant.summary.calibration is None
+    assert mutant.summary.cases == ()
+    assert mutant.summary.calibration is None
     assert mutant.summary.accuracy == 0.0  # its figures stay
     with pytest.raises(MutationError, match="keep_cases"):
         await log_mutation(suite, counted, PhoenixTarget("http://127.0.0.1:9"))
 
     kept = await run_mutation(suite, MutationConfig(operators=["drop_field"], keep_cases=True))
     (whole,) = kept.results
-    assert whole.status == mutant.status and whole.n_changed == 30
+    assert whole.status == mutant.status
+    assert whole.n_changed == 30
     assert len(whole.changed_cases) == 30
     assert whole.summary is not None
     assert [s.case_id for s in whole.summary.cases] == list(whole.changed_cases)

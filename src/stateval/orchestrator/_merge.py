@@ -15,7 +15,7 @@ from dataclasses import replace
 from stateval.errors import PhoenixUnavailableError
 from stateval.orchestrator._orchestrate import RunResult, RunView, conclude, resolve_baseline
 from stateval.orchestrator._request import RunRequest
-from stateval.regressions import ScoredRun
+from stateval.regressions import RunColumns, ScoredRun
 from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, merge_shards, rescore
 from stateval.upload import resolve_phoenix
 
@@ -31,7 +31,7 @@ def merge_runs(
     view: RunView,
     compared: RunSummary | None = None,
     *,
-    base_run: ScoredRun | object | None = _RESOLVE,
+    base_run: ScoredRun | RunColumns | object | None = _RESOLVE,
 ) -> RunResult:
     """Merge ``shards`` into one run of ``request.suite`` and conclude it as `carry_out` would.
 
@@ -49,7 +49,7 @@ def merge_runs(
     merged, summary, target = _merge(request, shards, view)
     if base_run is _RESOLVE:
         base_run = resolve_baseline(request, target, merged.run_id, view)
-    assert base_run is None or isinstance(base_run, ScoredRun)
+    assert base_run is None or isinstance(base_run, ScoredRun | RunColumns)
     summary = replace(summary, compared=compared)
     view.summary(summary)
     for report in request.reports:

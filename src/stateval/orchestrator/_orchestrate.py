@@ -25,6 +25,7 @@ from stateval.regressions import (
     experiment_link,
     field_stability,
     gate_result,
+    local_run,
     print_diff,
     print_reliability,
     print_stability,
@@ -162,7 +163,7 @@ def carry_out(request: RunRequest, view: RunView) -> RunResult:
 
 def resolve_baseline(
     request: RunRequest, target: PhoenixTarget | None, exclude: str | None, view: RunView
-) -> ScoredRun | None:
+) -> ScoredRun | RunColumns | None:
     """The run's baseline (``--baseline`` or the suite's), resolved before the run, or None.
 
     Raises:
@@ -178,7 +179,7 @@ def resolve_baseline(
 def conclude(
     request: RunRequest,
     result: RunResult,
-    base_run: ScoredRun | None,
+    base_run: ScoredRun | RunColumns | None,
     target: PhoenixTarget | None,
     view: RunView,
 ) -> RunResult:
@@ -296,15 +297,15 @@ def _baseline(
     )
 
 
-def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> ScoredRun:
+def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> ScoredRun | RunColumns:
     """The finished run as a diff side, every repetition included; with repetitions, each
     field's mean, interval, flakiness and pass^N, and pass^k of the cases and episodes, printed
     and added to the reports."""
     journal = outcome.journal
     link = experiment_link(journal)
     repetitions = journal.header.repetitions
-    if repetitions == 1:
-        return ScoredRun.from_summary(outcome.summary, experiment=link)
+    if repetitions == 1:  # as columns, scored from the journal case by case
+        return local_run(journal, request.suite)
     suite = request.suite
     scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
     run = ScoredRun.from_scores(
@@ -323,7 +324,7 @@ def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> Score
 
 
 def _gate(
-    cand: ScoredRun,
+    cand: ScoredRun | RunColumns,
     baseline: ScoredRun | RunColumns,
     spec: RegressionsSpec,
     target: PhoenixTarget | None,
