@@ -29,7 +29,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from operator import eq
@@ -221,39 +221,6 @@ class StateComparison:
         """The comparison of ``path``, or None when it was not compared."""
         i = self._position(path)
         return None if i is None else self._at(i)
-
-    def restricted(self, paths: Collection[str], *, keep: bool = True) -> StateComparison:
-        """The comparison of only ``paths`` (``keep=False``: of every other path), in this
-        comparison's order, sharing its statuses and the field comparisons made so far (none is
-        made for the view).
-
-        Example:
-            >>> from stateval.state import InterpretiveState
-            >>> both = compare_states(InterpretiveState.from_flat({"a": 1, "b": 2}),
-            ...                       InterpretiveState.from_flat({"a": 1, "b": 3}))
-            >>> both.restricted({"a"}).counts["matching"], both.restricted({"a"}, keep=False).paths
-            (1, ('b',))
-        """
-        parent = self
-
-        def decide() -> tuple[
-            list[str],
-            list[FieldStatus],
-            Callable[[int], FieldComparison],
-            dict[int, FieldComparison],
-        ]:
-            all_paths, all_statuses = parent._decided()
-            chosen = [i for i, p in enumerate(all_paths) if (p in paths) is keep]
-            built = parent._built
-            made = {j: f for j, i in enumerate(chosen) if (f := built[i]) is not None}
-            return (
-                [all_paths[i] for i in chosen],
-                [all_statuses[i] for i in chosen],
-                lambda j: parent._at(chosen[j]),
-                made,
-            )
-
-        return StateComparison.deferred(decide, actual=self._actual)
 
     def _with(self, status: FieldStatus) -> tuple[str, ...]:
         paths, statuses = self._decided()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from stateval.compare._comparison import StateComparison, compare_states
-from stateval.compare._field_comparison import FieldStatus
+from stateval.compare._field_comparison import FieldComparison, FieldStatus
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
@@ -93,8 +94,35 @@ def split_delta(
         (preserved if status is FieldStatus.MATCHING else changed).append(path)
     keep = set(preserved)
     return DeltaComparison(
-        changed=comparison.restricted(keep, keep=False),
-        preserved=comparison.restricted(keep),
+        changed=_view(comparison, keep, keep=False),
+        preserved=_view(comparison, keep, keep=True),
         changed_paths=tuple(changed),
         preserved_paths=tuple(preserved),
     )
+
+
+def _view(comparison: StateComparison, paths: Collection[str], *, keep: bool) -> StateComparison:
+    """The comparison of only ``paths`` (``keep=False``: of every other path), in its order,
+    sharing its statuses and the field comparisons made so far (none is made for the view).
+
+    Example:
+        >>> both = compare_states(InterpretiveState.from_flat({"a": 1, "b": 2}),
+        ...                       InterpretiveState.from_flat({"a": 1, "b": 3}))
+        >>> _view(both, {"a"}, keep=True).counts["matching"], _view(both, {"a"}, keep=False).paths
+        (1, ('b',))
+    """
+
+    def decide() -> tuple[
+        list[str], list[FieldStatus], Callable[[int], FieldComparison], dict[int, FieldComparison]
+    ]:
+        chosen = [item for item in comparison.items() if (item[0] in paths) is keep]
+        made = {j: f for j, (_, _, f) in enumerate(chosen) if f is not None}
+
+        def make(j: int) -> FieldComparison:
+            found = comparison.field(chosen[j][0])
+            assert found is not None  # a path of the comparison
+            return found
+
+        return [p for p, _, _ in chosen], [s for _, s, _ in chosen], make, made
+
+    return StateComparison.deferred(decide)
