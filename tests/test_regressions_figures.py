@@ -5,7 +5,11 @@ partial``, and a convention's figures)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +156,48 @@ def test_an_experiment_of_other_conventions_gets_no_value_figures_from_its_label
     assert {"value_precision", "value_recall", "value_f1"} <= {m.name for m in default.metrics}
     other = diff_runs(_labelled("a", False), _labelled("b", False))
     assert not {"value_precision", "value_recall", "value_f1"} & {m.name for m in other.metrics}
+
+
+def _stateval(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).with_name("stateval")), *args]
+    env = {**os.environ, "STATEVAL_HOME": str(project / ".stateval")}
+    return subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("metrics", "compared"),
+    [({"list_credit": "all_or_nothing"}, True), ({"list_credit": "partial"}, False)],
+    ids=["default_conventions", "partial_list_credit"],
+)
+def test_an_experiment_has_value_figures_only_under_the_default_conventions(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    phoenix_url: str,
+    metrics: dict[str, str],
+    compared: bool,
+) -> None:
+    """An experiment stores field evaluations, not each case's value counts: counting their
+    labels gives the run's value P/R/F1 only under the default conventions, which the
+    experiment's metadata names (read back over REST)."""
+    project = _project(tmp_path, monkeypatch, metrics)
+    suite = yaml.safe_load((project / "suite.yaml").read_text())
+    suite["phoenix"] = {"dataset": f"figures-{uuid.uuid4().hex[:8]}"}
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    (project / "mode").write_text("bad")
+    run = _stateval(
+        project, "run", "suite.yaml", "--phoenix-url", phoenix_url, "--report-json", "r.json"
+    )
+    assert run.returncode in (0, 1), run.stderr
+    summary = json.loads((project / "r.json").read_text())
+    assert summary["experiment_url"], run.stderr
+    diff = _stateval(
+        project, "diff", summary["experiment_url"], "latest", "--suite", "suite.yaml", "--json"
+    )
+    assert diff.returncode == 0, diff.stderr
+    metrics_by_name = {m["name"]: m for m in json.loads(diff.stdout)["metrics"]}
+    assert ("value_f1" in metrics_by_name) is compared
+    if compared:  # the experiment's labels give its run's figure
+        assert metrics_by_name["value_f1"]["base"] == pytest.approx(summary["value_f1"], abs=1e-12)
+        assert metrics_by_name["value_f1"]["cand"] == pytest.approx(summary["value_f1"], abs=1e-12)
