@@ -298,3 +298,83 @@ def test_a_dstc10_run_whose_value_figures_exceed_one_is_a_valid_report(
     assert "| dstc10_value_precision | 116.7% |" in (tmp_path / "r.md").read_text()
     assert "116.7%" in ran.output
     assert "116.7%" in (tmp_path / "r.html").read_text()
+
+
+def _frame_suite(tmp_path: Path, slots: str, metadata: list[object]) -> Path:
+    """The SGD suite with its turns' metadata replaced (an item None: no metadata)."""
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    turns = [
+        {k: v for k, v in t.items() if k != "metadata"} | ({} if m is None else {"metadata": m})
+        for t, m in zip(TURNS, metadata, strict=True)
+    ]
+    (tmp_path / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PREDICTIONS))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "mutator: {type: replay, predictions: predictions.jsonl}\n"
+        "cases: {file: turns.jsonl}\n"
+        f"slots: {slots}\n"
+        "metrics: {convention: sgd}\n"
+    )
+    return suite
+
+
+SERVICES = [{"services": ["Restaurants_1"]}, {"services": ["Restaurants_1", "Hotels_2"]}]
+WITH_KEY = "{file: schema.json, services_key: metadata.services}"
+
+
+@pytest.mark.parametrize(
+    ("slots", "metadata", "line"),
+    [
+        (
+            "{file: schema.json}",
+            SERVICES,
+            "suite.yaml:3: slots.services_key: convention 'sgd' scores the service frames each "
+            "case names: set it to the case metadata key listing them",
+        ),
+        (
+            WITH_KEY,
+            [SERVICES[0], None],
+            "turns.jsonl: case 't2': metadata.services: convention 'sgd' scores the service "
+            "frames each case names under metadata.services, but 1 of 2 cases name none",
+        ),
+        (
+            "{file: schema.json, services_key: metadata.service}",  # a typo: no case has it
+            SERVICES,
+            "turns.jsonl: case 't1': metadata.service: convention 'sgd' scores the service "
+            "frames each case names under metadata.service, but 2 of 2 cases name none",
+        ),
+        (
+            WITH_KEY,
+            [{"services": []}, {"services": []}],
+            "turns.jsonl: metadata.services: convention 'sgd' scores the service frames each "
+            "case names under metadata.services, but every case names an empty list",
+        ),
+    ],
+    ids=["no-services-key", "a-case-names-none", "key-typo", "no-case-has-a-frame"],
+)
+def test_validate_says_in_one_line_when_the_cases_carry_no_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slots: str, metadata: list[object], line: str
+) -> None:
+    """``convention: sgd`` scores the frames each case names: a suite that cannot say which
+    (no services_key, cases without it, no case with a frame) would report sgd_ figures that
+    are not SGD's, or none. ``stateval validate`` says so in one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    _frame_suite(tmp_path, slots, metadata)
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 2, result.output
+    errors = [x for x in result.output.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1, result.output
+    assert line in errors[0]
+    assert "Traceback" not in result.output
+
+
+def test_validate_accepts_a_case_with_no_frame_beside_framed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``services: []`` is a turn with no frame (SGD scores nothing there), not a mistake."""
+    monkeypatch.chdir(tmp_path)
+    _frame_suite(tmp_path, WITH_KEY, [SERVICES[0], {"services": []}])
+    result = CliRunner().invoke(app, ["validate", "suite.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "ok (2 cases" in result.output

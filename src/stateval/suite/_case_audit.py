@@ -13,7 +13,9 @@ from typing import Any
 
 from stateval.compare import FieldPolicies, path_matches
 from stateval.suite._case import Case
-from stateval.suite._models import SuiteModel
+from stateval.suite._frame_audit import FrameAudit
+from stateval.suite._metric_settings import scorer_label
+from stateval.suite._models import SlotsFileSpec, SuiteModel
 from stateval.suite._problems import Locate, format_problem
 from stateval.suite._slot_schema import SlotSchema
 
@@ -51,6 +53,11 @@ class CaseAudit:
         self._slots = frozenset(() if schema is None else schema.paths)
         self._list_gold: dict[str, tuple[str, Any]] = {}  # path -> (case id, first list value)
         self._scalar_gold: set[str] = set()
+        options = model.metrics.to_options()
+        key = model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None
+        self._frames = None
+        if options.scope == "frame" and key is not None:
+            self._frames = FrameAudit(key, scorer_label(options), where)
         if schema is not None:
             for slot in schema.slots:
                 if slot.categorical and slot.possible_values:
@@ -80,6 +87,8 @@ class CaseAudit:
         for path, values in self._allowed.items():
             if path in gold:
                 self._check_values(case.id, path, gold[path], values)
+        if self._frames is not None:
+            self._frames.add(case.id, case.metadata)
 
     def _add_items(self, path: str, items: list[Any]) -> None:
         """The sub-fields of a list of records (``line_items[].quantity``) are known paths."""
@@ -145,6 +154,10 @@ class CaseAudit:
                 format_problem(self._where, None, None, None, f"... and {more} more"),
             ]
         return list(self._values)
+
+    def frame_problems(self) -> list[str]:
+        """Under frame scope, cases that name no services (`FrameAudit`)."""
+        return [] if self._frames is None else self._frames.problems()
 
     def list_warnings(self) -> list[str]:
         """A field whose expected value is a list, compared as a whole list (``list_mode:

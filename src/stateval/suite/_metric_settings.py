@@ -13,38 +13,47 @@ from stateval.suite._metrics import MetricsSpec
 from stateval.suite._problems import display_path, format_problem
 from stateval.suite._slot_schema import SlotSchema, SlotSchemaError
 
-__all__ = ["metric_settings"]
+__all__ = ["metric_settings", "scorer_label"]
 
 
 def metric_settings(
     spec: MetricsSpec,
     schema: SlotSchema | None,
+    services_key: str | None,
     base: Path,
     label: str,
     locate: Callable[[tuple[str | int, ...]], int | None],
     problems: list[str],
 ) -> tuple[MetricOptions, frozenset[str] | None]:
     """The run's metric options and seen services, adding a problem line for a convention
-    the slot schema cannot carry or a seen-services file that cannot be read."""
+    the slot schema cannot carry (frame scope also needs ``slots.services_key``: the frames
+    are the services each case names) or a seen-services file that cannot be read."""
     options = spec.to_options()
     where = locate(("metrics",))
+    what = scorer_label(options)
     if options.scope in ("turn", "frame") and schema is None:  # "state" needs no slot list
-        problems.append(
-            format_problem(label, where, None, "metrics", f"{_what(options)} needs 'slots'")
-        )
+        problems.append(format_problem(label, where, None, "metrics", f"{what} needs 'slots'"))
     elif options.scope == "frame" and schema is not None and not schema.has_services:
         message = (
-            f"{_what(options)} scores service frames: 'slots' must be a schema with services "
+            f"{what} scores service frames: 'slots' must be a schema with services "
             "(slots: {file: schema.json, services_key: metadata.services})"
         )
         problems.append(format_problem(label, where, None, "metrics", message))
+    elif options.scope == "frame" and services_key is None:
+        message = (
+            f"{what} scores the service frames each case names: set it to the case metadata "
+            "key listing them (slots: {file: schema.json, services_key: metadata.services})"
+        )
+        at = locate(("slots",))
+        problems.append(format_problem(label, at, None, "slots.services_key", message))
     seen = spec.seen_services
     if seen is None or isinstance(seen, list):
         return options, None if seen is None else frozenset(seen)
     return options, _read_seen(base / seen, label, locate(("metrics", "seen_services")), problems)
 
 
-def _what(options: MetricOptions) -> str:
+def scorer_label(options: MetricOptions) -> str:
+    """What scores the units, for a problem line: ``convention 'sgd'`` or ``scope 'frame'``."""
     if options.convention is not None:
         return f"convention {options.convention!r}"
     return f"scope {options.scope!r}"

@@ -222,13 +222,14 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         problems.append(format_problem(label, line_locator(text)(("cases",)), None, "cases", why))
     problems.extend(slot_problems)
     checks = _load_checks(model.checks, label, line_locator(text), problems)
+    services_key = model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None
     metric_options, seen_services = metric_settings(
-        model.metrics, schema, base, label, line_locator(text), problems
+        model.metrics, schema, services_key, base, label, line_locator(text), problems
     )
     if not problems:
         problems.extend(audit.pattern_problems(slots or (), label, line_locator(text)))
     if not problems:
-        problems.extend(audit.value_problems())
+        problems.extend([*audit.value_problems(), *audit.frame_problems()])
     for key in ("joint_goal_accuracy", "slot_accuracy"):
         if getattr(model.thresholds, key) is not None and model.slots is None:
             field = f"thresholds.{key}"
@@ -284,7 +285,7 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         drafts=tuple(drafts),
         warnings=tuple(audit.list_warnings()),
         slot_schema=schema,
-        services_key=model.slots.services_key if isinstance(model.slots, SlotsFileSpec) else None,
+        services_key=services_key,
         slices=tuple(model.slices),
         metric_options=metric_options,
         seen_services=seen_services,
