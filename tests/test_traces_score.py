@@ -353,12 +353,20 @@ def test_follow_scores_new_spans_as_they_arrive_until_stopped(
         stderr=subprocess.PIPE,
         text=True,
     )
+
+    def watermark() -> int | None:  # moved by each poll that scored new spans, once stored
+        found = list((home / "traces").glob("*/watermark.json"))
+        return json.loads(found[0].read_text())["row"] if found else None
+
     try:
-        while len(_annotations(phoenix_url, project, first)) < 5:
+        while len(_annotations(phoenix_url, project, first)) < 5 or watermark() is None:
             assert proc.poll() is None
             time.sleep(0.1)
+        scored_first = watermark()
         later = send_fixture(phoenix_url, project, crm_fixture(3, seed=6, error_share=0))
-        while {a.span_id for a in _annotations(phoenix_url, project, later)} != set(later):
+        while {a.span_id for a in _annotations(phoenix_url, project, later)} != set(
+            later
+        ) or watermark() == scored_first:
             assert proc.poll() is None
             time.sleep(0.1)
         proc.send_signal(signal.SIGINT)

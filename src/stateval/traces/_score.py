@@ -96,12 +96,12 @@ async def score_traces(request: TracesRequest, on_page: OnPage | None = None) ->
     async with PhoenixUploader(request.url, api_key=request.api_key) as phoenix:
         await run.one_pass(phoenix, window)
         while request.follow is not None:
-            try:
+            try:  # stopped while waiting or during a poll: a poll cut short is journaled
                 await asyncio.sleep(request.follow)
+                after = progress.watermark()
+                await run.one_pass(phoenix, SpanWindow(window.since, window.until, after))
             except asyncio.CancelledError:
                 break
-            after = progress.watermark()
-            await run.one_pass(phoenix, SpanWindow(window.since, window.until, after))
     return tally.summary(monitor.thresholds)
 
 
