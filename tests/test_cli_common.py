@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import signal
 
 import pytest
 import typer
@@ -10,6 +11,7 @@ import typer
 from stateval.cli._common import (
     EXIT_INFRASTRUCTURE,
     EXIT_USAGE,
+    RunInterrupted,
     errors_to_exit,
     interrupted_exit_code,
 )
@@ -66,3 +68,15 @@ def test_typer_exits_pass_through() -> None:
 
 def test_signals_exit_128_plus_their_number() -> None:
     assert [interrupted_exit_code(n) for n in (2, 15, 1)] == [130, 143, 129]
+
+
+def test_an_interrupt_no_command_reported_is_one_line_and_128_plus_the_signal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ctrl-C during `stateval traces score` (or any command without its own message) was a
+    # "bug in stateval" with exit 3
+    with pytest.raises(typer.Exit) as caught, errors_to_exit(debug=False):
+        raise RunInterrupted(signal.SIGINT)
+    assert caught.value.exit_code == 130
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: interrupted by SIGINT; what was journaled is kept"]

@@ -158,9 +158,10 @@ def errors_to_exit(debug: bool) -> Iterator[None]:
     """The one error boundary of the commands: errors become lines on stderr and an exit code.
 
     A `StatevalError` prints one line per problem and exits 2, or 3 when it is an
-    `InfrastructureError` (disk, network, Phoenix). Anything else is a crash: one line naming the
-    exception, exit 3. Exception groups (from task groups) are unwrapped to their first error.
-    ``--debug`` adds the traceback. Typer's own exits pass through.
+    `InfrastructureError` (disk, network, Phoenix). `RunInterrupted` (a signal a command did
+    not report itself) is one line and 128 + the signal's number. Anything else is a crash: one
+    line naming the exception, exit 3. Exception groups (from task groups) are unwrapped to
+    their first error. ``--debug`` adds the traceback. Typer's own exits pass through.
     """
     from stateval.errors import InfrastructureError, StatevalError
 
@@ -174,6 +175,9 @@ def errors_to_exit(debug: bool) -> Iterator[None]:
             raise exc from None
         if debug:
             traceback.print_exception(raised)
+        if isinstance(exc, RunInterrupted):  # a command that says nothing more of its own
+            print(f"error: {exc}; what was journaled is kept", file=sys.stderr)
+            raise typer.Exit(interrupted_exit_code(exc.signum)) from None
         if isinstance(exc, StatevalError):
             for line in str(exc).splitlines() or [type(exc).__name__]:
                 print(f"error: {line}", file=sys.stderr)

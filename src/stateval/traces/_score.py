@@ -9,7 +9,7 @@ run picks the journal up) and nothing is lost; annotations are upserted, so a pa
 stores nothing twice. Each page's episodes (sessions) are stored with it, merged with what
 earlier pages and runs stored for them. A finished run moves the monitor's watermark to its last
 span and drops the journal. With ``follow`` the run polls for newer spans every ``follow``
-seconds until it is cancelled, then returns what it found.
+seconds until it is cancelled (a poll under way is finished first), then returns what it found.
 """
 
 from __future__ import annotations
@@ -96,11 +96,20 @@ async def score_traces(request: TracesRequest, on_page: OnPage | None = None) ->
     async with PhoenixUploader(request.url, api_key=request.api_key) as phoenix:
         await run.one_pass(phoenix, window)
         while request.follow is not None:
-            try:  # stopped while waiting or during a poll: a poll cut short is journaled
+            try:
                 await asyncio.sleep(request.follow)
-                after = progress.watermark()
-                await run.one_pass(phoenix, SpanWindow(window.since, window.until, after))
             except asyncio.CancelledError:
+                break  # Ctrl-C between polls: following ends
+            after = progress.watermark()
+            poll = asyncio.ensure_future(
+                run.one_pass(phoenix, SpanWindow(window.since, window.until, after))
+            )
+            try:
+                await asyncio.shield(poll)
+            except asyncio.CancelledError:
+                # Ctrl-C during a poll ends following once the poll is stored and counted (a
+                # second Ctrl-C stops it at once; its stored pages are journaled and resumed)
+                await poll
                 break
     return tally.summary(monitor.thresholds)
 
