@@ -9,8 +9,9 @@ builds a `TracesRunRequest` of the same shape, run by `carry_out_traces` through
 
 from __future__ import annotations
 
+from stateval.orchestrator._conclude import RunResult, RunView, undelivered
 from stateval.orchestrator._merge import merge_runs
-from stateval.orchestrator._orchestrate import RunResult, RunView, carry_out, undelivered
+from stateval.orchestrator._orchestrate import carry_out
 from stateval.orchestrator._request import RunRequest, TracesRunRequest
 from stateval.orchestrator._traces import TracesResult, TracesView, carry_out_traces
 from stateval.orchestrator._workers import BACKENDS, ShardDone, ShardTask, run_shard

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from stateval.errors import PhoenixUnavailableError
-from stateval.orchestrator._orchestrate import RunResult, RunView, conclude, resolve_baseline
+from stateval.orchestrator._conclude import RunResult, RunView, conclude, resolve_baseline
 from stateval.orchestrator._request import RunRequest
 from stateval.regressions import RunColumns, ScoredRun
 from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, merge_shards, rescore

@@ -23,8 +23,8 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from stateval.errors import StatevalError, UsageError
+from stateval.orchestrator._conclude import RunResult, RunView
 from stateval.orchestrator._merge import merge_runs, merged_beside
-from stateval.orchestrator._orchestrate import RunResult, RunView
 from stateval.orchestrator._request import RunRequest
 from stateval.run import Journal, PhoenixTarget, Shard, UploadStatus, start_journal
 from stateval.suite import EpisodeMode, FieldsAs
@@ -170,7 +170,7 @@ def run_workers(request: RunRequest, view: RunView) -> RunResult:
         StatevalError: Options that do not combine, a shard that could not run, or what
             `merge_runs` raises.
     """
-    from stateval.orchestrator._orchestrate import resolve_baseline
+    from stateval.orchestrator._conclude import resolve_baseline
 
     if request.resume or request.shard is not None:
         which = "--resume" if request.resume else "--shard"
