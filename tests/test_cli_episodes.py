@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from episodes_fixture import episode_cases
 from stateval.cli import app
+from stateval.episodes import EPISODE_METRICS, EpisodeMetric
 from stateval.run import list_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,41 @@ def test_run_both_modes_shows_them_side_by_side_in_every_report(project: Path) -
     html = (project / "r.html").read_text()
     assert '<section id="episodes"><h2>Episodes</h2>' in html
     assert "<th>teacher-forced</th><th>free-running</th>" in html
+
+
+def test_a_metric_added_to_the_table_reaches_the_json_report(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metric = EpisodeMetric("episodes_counted", "episodes counted", lambda t: float(t.n_episodes))
+    monkeypatch.setitem(EPISODE_METRICS, metric.name, metric)
+    _suite(project)
+    result = CliRunner().invoke(
+        app, ["run", "suite.yaml", "--no-phoenix", "--mode", "both", "--report-json", "r.json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((project / "r.json").read_text())
+    episodes = report["episodes"]
+    assert list(episodes)[-1] == "episodes_counted"  # no ``json_after``: at the end
+    assert episodes["episodes_counted"] == episodes["n_episodes"] > 0
+    assert report["modes"]["teacher_forced"]["episodes"]["episodes_counted"] > 0
+    # the keys of today's table keep their places
+    assert list(episodes)[:8] == [
+        "mode",
+        "n_episodes",
+        "n_success",
+        "episode_success",
+        "mean_episode_accuracy",
+        "first_divergence",
+        "n_recovered",
+        "recovery_rate",
+    ]
+
+
+def test_the_report_schema_lists_each_metric_of_the_json_report() -> None:
+    episodes = _schema()["$defs"]["episodes"]
+    in_json = {m.name for m in EPISODE_METRICS.values() if m.json}
+    assert in_json <= set(episodes["properties"])
+    assert in_json <= set(episodes["required"])
 
 
 def test_episode_thresholds_gate_the_exit_code(project: Path) -> None:

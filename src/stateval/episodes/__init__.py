@@ -21,6 +21,7 @@ from stateval.episodes._metrics import (
     EpisodeMetric,
     EpisodeValue,
     episode_threshold_values,
+    trajectory_dict,
 )
 from stateval.episodes._retention import AgePoint, RetentionCurve, RetentionTally, SlopeTest
 from stateval.episodes._score import (
@@ -62,4 +63,5 @@ __all__ = [
     "propagation",
     "run_free",
     "score_episode",
+    "trajectory_dict",
 ]

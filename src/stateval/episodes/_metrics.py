@@ -1,6 +1,7 @@
 """The table of episode metrics: a new trajectory metric is one `EpisodeMetric` in
-`EPISODE_METRICS`, and the run summary (JSON, experiment metadata), the episode thresholds, the
-terminal / Markdown / HTML episode rows and the Phoenix session annotations read it.
+`EPISODE_METRICS`, and the run summary (the JSON report's ``episodes`` object through
+`trajectory_dict`, the experiment metadata), the episode thresholds, the terminal / Markdown /
+HTML episode rows and the Phoenix session annotations read it.
 
 Each metric has a run-level value (from the `TrajectorySummary`) and, when it has a per-episode
 value, a session annotation of that episode (score, label, explanation).
@@ -10,12 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from stateval.episodes._score import RETENTION_AGE, EpisodeScore
 from stateval.episodes._trajectory import TrajectorySummary
 from stateval.suite import ThresholdsSpec
 
-__all__ = ["EPISODE_METRICS", "EpisodeMetric", "EpisodeValue", "episode_threshold_values"]
+__all__ = [
+    "EPISODE_METRICS",
+    "EpisodeMetric",
+    "EpisodeValue",
+    "episode_threshold_values",
+    "trajectory_dict",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +56,9 @@ class EpisodeMetric:
             the field; a test holds the two in step).
         report: Whether the reports and the experiment metadata show its run value (the
             first divergence has its distribution there instead).
+        json: Whether the JSON report's ``episodes`` object carries its run value under
+            ``name`` (``docs/report-schema.json`` lists it; a test holds the two in step).
+        json_after: The key of that object it follows (None: at the end).
     """
 
     name: str
@@ -58,6 +69,8 @@ class EpisodeMetric:
     episode_value: Callable[[EpisodeScore], EpisodeValue] | None = None
     threshold: bool = False
     report: bool = True
+    json: bool = True
+    json_after: str | None = None
 
 
 def _success(e: EpisodeScore) -> EpisodeValue:
@@ -114,6 +127,7 @@ EPISODE_METRICS: dict[str, EpisodeMetric] = {
             annotation="episode_success",
             episode_value=_success,
             threshold=True,
+            json_after="n_success",
         ),
         EpisodeMetric(
             "first_divergence_turn",
@@ -126,6 +140,7 @@ EPISODE_METRICS: dict[str, EpisodeMetric] = {
             annotation="first_divergence_turn",
             episode_value=_divergence,
             report=False,
+            json=False,  # the JSON report has its distribution, ``first_divergence``
         ),
         EpisodeMetric(
             "mean_episode_accuracy",
@@ -133,11 +148,13 @@ EPISODE_METRICS: dict[str, EpisodeMetric] = {
             lambda t: t.mean_episode_accuracy,
             annotation="episode_accuracy",
             episode_value=_accuracy,
+            json_after="episode_success",
         ),
         EpisodeMetric(
             "recovery_rate",
             "recovery rate (turn right after a wrong one)",
             lambda t: t.recovery_rate,
+            json_after="n_recovered",
         ),
         EpisodeMetric(
             f"retention_at_{RETENTION_AGE}",
@@ -147,10 +164,32 @@ EPISODE_METRICS: dict[str, EpisodeMetric] = {
             annotation=f"retention_at_{RETENTION_AGE}",
             episode_value=_retention,
             threshold=True,
+            json=False,  # the JSON report has the whole curve, ``retention``
         ),
     )
 }
 """Every episode metric by name, in report order."""
+
+
+def trajectory_dict(summary: TrajectorySummary) -> dict[str, Any]:
+    """The JSON form of ``summary`` (``episodes`` of the JSON report): its counts and curves
+    (`TrajectorySummary.to_dict`) with the run value of each metric of `EPISODE_METRICS` marked
+    ``json``, each after the key its ``json_after`` names, the others at the end."""
+    metrics = [m for m in EPISODE_METRICS.values() if m.json]
+    out: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        out[key] = value
+        for metric in metrics:
+            if metric.json_after == key:
+                put(metric.name, metric.run_value(summary))
+
+    for key, value in summary.to_dict().items():
+        put(key, value)
+    for metric in metrics:
+        if metric.json_after is None or metric.json_after not in out:
+            put(metric.name, metric.run_value(summary))
+    return out
 
 
 def episode_threshold_values(

@@ -178,16 +178,14 @@ class TrajectorySummary:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``episodes`` of the JSON report)."""
+        """Its counts and curves as JSON; the JSON report's ``episodes`` object adds the run
+        value of each metric of the table (`stateval.episodes.trajectory_dict`)."""
         return {
             "mode": self.mode,
             "n_episodes": self.n_episodes,
             "n_success": self.n_success,
-            "episode_success": self.episode_success,
-            "mean_episode_accuracy": self.mean_episode_accuracy,
             "first_divergence": {str(k): v for k, v in sorted(self.first_divergence.items())},
             "n_recovered": self.n_recovered,
-            "recovery_rate": self.recovery_rate,
             "inherited": self.inherited,
             "introduced": self.introduced,
             "corrected": self.corrected,

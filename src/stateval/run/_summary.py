@@ -9,7 +9,12 @@ from typing import Any, Literal
 
 from stateval.calibration import AgreementReport, CalibrationReport
 from stateval.compare import EditMatrix, FieldMetrics, MetricOptions, RunMetrics, path_matches
-from stateval.episodes import EPISODE_METRICS, TrajectorySummary, episode_threshold_values
+from stateval.episodes import (
+    EPISODE_METRICS,
+    TrajectorySummary,
+    episode_threshold_values,
+    trajectory_dict,
+)
 from stateval.run._results import CaseScore
 from stateval.run._summary_metadata import quality_metadata
 from stateval.suite import ThresholdsSpec
@@ -360,7 +365,7 @@ class RunSummary:
             "slices": self.slices_dict(),
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "judge_agreement": None if self.agreement is None else self.agreement.to_dict(),
-            "episodes": None if self.episodes is None else self.episodes.to_dict(),
+            "episodes": None if self.episodes is None else trajectory_dict(self.episodes),
             "edits": None if self.edits is None else self.edits.to_dict(),
             **({} if self.compared is None else {"modes": self.modes_dict()}),
         }
@@ -388,7 +393,7 @@ class RunSummary:
                 "accuracy": run.accuracy,
                 "joint_goal_accuracy": run.joint_goal_accuracy,
                 "slot_accuracy": run.slot_accuracy,
-                "episodes": None if run.episodes is None else run.episodes.to_dict(),
+                "episodes": None if run.episodes is None else trajectory_dict(run.episodes),
                 "edits": None if run.edits is None else run.edits.to_dict(),
             }
             for run in self.side_by_side()
