@@ -38,6 +38,8 @@ def test_bench_run_compares_every_line_on_a_tiny_suite(phoenix_url: str) -> None
     assert "3 cases x 5 evaluations (3 case-level + 2 field) = 15" in out
     for line in ("(a) phoenix run_experiment", "(b) stateval run", "(c) ceiling", "(e) case-level"):
         assert out.count(line) == 2, line
+    for mode in ("annotations", "both", "failing"):  # every upload mode in the same run
+        assert out.count(f"stateval run, fields_as: {mode}") == 2, mode
     assert "stateval vs run_experiment" in out
 
 
@@ -123,7 +125,13 @@ def test_bench_structured_agrees_with_the_stored_stickler_figures() -> None:
 def test_bench_traces_scores_a_few_spans(phoenix_url: str) -> None:
     out = _bench("bench_traces.py", "--url", phoenix_url, "--spans", "20")
     assert "checks: ok" in out
-    for line in ("(a) raw REST read", "(b) traces score, dry run", "(c) traces score, e2e"):
+    for line in (
+        "(a) raw REST read",
+        "(b) traces score, dry run",
+        "(c) traces score, e2e",
+        "(d) raw queued write",
+        "(e) raw sync=true write",
+    ):
         assert line in out
     assert "peak Python memory" in out
 
