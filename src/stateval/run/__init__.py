@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, TrajectorySummary, TurnPoint
 from stateval.run._home import ENV_HOME, stateval_home
-from stateval.run._journal import Journal, RunHeader, list_runs, new_run_id
+from stateval.run._journal import Journal
 from stateval.run._merge import merge_shards, open_run
 from stateval.run._outcome import (
     OnScored,
@@ -19,6 +19,7 @@ from stateval.run._outcome import (
 )
 from stateval.run._rescore import rescore, rescored_tally
 from stateval.run._results import CaseResult, CaseScore, Evaluation, Judgement
+from stateval.run._run_header import RunHeader, list_runs, new_run_id
 from stateval.run._runner import (
     AllSinks,
     CaseSpan,

@@ -28,6 +28,10 @@ Only case ids and file offsets are kept in memory; a result record is read back 
 when asked for (`Journal.results`), so a journal of 100,000 cases stays small. A crash can leave
 a torn last line; opening the journal drops it.
 
+The parts: the header and where runs live (``_run_header.py``), the records on disk and the
+group writer (``_journal_file.py``), the results read back by offset (``_journal_results.py``),
+and here the journal itself (opening, the run lock, what is recorded and missing).
+
 Example:
     >>> import tempfile
     >>> root = tempfile.mkdtemp()
@@ -41,272 +45,33 @@ Example:
 from __future__ import annotations
 
 import base64
-import contextlib
-import json
-import os
-import secrets
 import threading
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from stateval.errors import JournalBusyError, JournalError, JournalWriteError
+from stateval.run._journal_file import (
+    WINDOW,
+    GroupWriter,
+    encode_record,
+    encode_result,
+    parse_record,
+    truncate,
+)
+from stateval.run._journal_results import JournalResults
+from stateval.run._run_header import (
+    JOURNAL_NAME,
+    RunHeader,
+    header_from_record,
+    list_runs,
+    runs_dir,
+)
 from stateval.run._run_lock import release_run_lock, take_run_lock
-from stateval.suite import FieldsAs
 
-__all__ = ["WINDOW", "Journal", "JournalResults", "RunHeader", "list_runs", "new_run_id"]
-
-JOURNAL_NAME = "journal.jsonl"
-WINDOW = 256
-"""The most records one ``fsync`` covers."""
-_IDLE = 1.0  # seconds the writer thread waits for work before it exits
-
-
-def new_run_id() -> str:
-    """A sortable, unique run id: ``20250101-120000-ab12cd``."""
-    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-class RunHeader(BaseModel):
-    """The first record of a journal: what the run is."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str = Field(default_factory=new_run_id)
-    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
-    suite_path: str
-    suite_name: str
-    suite_hash: str
-    cases_hash: str
-    case_ids: list[str]
-    mutator: str = ""
-    stateval_version: str = ""
-    git_commit: str | None = None
-    phoenix_url: str | None = None
-    dataset: str | None = None
-    experiment_name: str | None = None
-    project: str | None = None
-    shard: str | None = None
-    shared_run: str | None = None
-    fields_as: FieldsAs = "evaluations"
-    repetitions: int = Field(default=1, ge=1)
-    mode: Literal["teacher_forced", "free_running"] = "teacher_forced"
-    merged_from: list[str] = Field(default_factory=list)
-
-
-def _runs_dir(root: str | Path) -> Path:
-    return Path(root) / "runs"
-
-
-def list_runs(root: str | Path) -> list[str]:
-    """Run ids with a journal under ``root``, oldest first.
-
-    Ids sort by their start second; runs started in the same second (their random suffixes
-    sort any way) are ordered by the start time their headers record.
-    """
-    runs = _runs_dir(root)
-    if not runs.is_dir():
-        return []
-    names = sorted(p.name for p in runs.iterdir() if (p / JOURNAL_NAME).is_file())
-    seconds = Counter(name[:_SECOND] for name in names)
-    return sorted(
-        names,
-        key=lambda name: (
-            name[:_SECOND],
-            _created_at(runs / name / JOURNAL_NAME) if seconds[name[:_SECOND]] > 1 else "",
-            name,
-        ),
-    )
-
-
-_SECOND = len("20250101-120000")
-
-
-def _created_at(path: Path) -> str:
-    """The ``created_at`` of a journal's header line ('' when unreadable)."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            value = json.loads(handle.readline()).get("created_at", "")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
-class _GroupWriter:
-    """Appends byte records to one file from a thread of its own, a batch per ``fsync``.
-
-    The thread starts on the first record and exits after `_IDLE` seconds without work. A
-    failed write fails its batch and every later record (the journal is then unusable).
-    """
-
-    def __init__(self, path: Path, size: int, window: int) -> None:
-        self.path = path
-        self.size = size
-        self.window = window
-        self.fsyncs = 0
-        self._cond = threading.Condition()
-        self._pending: list[tuple[bytes, Future[None]]] = []
-        self._last: Future[None] | None = None
-        self._thread: threading.Thread | None = None
-        self._error: JournalError | None = None
-
-    def submit(self, data: bytes) -> tuple[int, Future[None]]:
-        """Queue ``data``; return its offset in the file and a future done once it is durable."""
-        done: Future[None] = Future()
-        with self._cond:
-            if self._error is not None:
-                raise self._error
-            offset = self.size
-            self.size += len(data)
-            self._pending.append((data, done))
-            self._last = done
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"stateval-journal-{self.path.parent.name}", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-        return offset, done
-
-    def flush(self) -> None:
-        """Block until every record submitted so far is durable.
-
-        Raises:
-            JournalError: A write failed.
-        """
-        with self._cond:
-            last = self._last
-        if last is not None:
-            last.result()
-
-    def _take(self) -> list[tuple[bytes, Future[None]]] | None:
-        with self._cond:
-            if not self._pending:
-                self._cond.wait(_IDLE)
-            if not self._pending:
-                self._thread = None
-                return None
-            batch = self._pending[: self.window]
-            del self._pending[: self.window]
-            return batch
-
-    def _run(self) -> None:
-        while (batch := self._take()) is not None:
-            try:
-                _append(self.path, b"".join(data for data, _ in batch))
-            except OSError as exc:
-                error = JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}")
-                with self._cond:
-                    self._error = error
-                    batch += self._pending
-                    self._pending = []
-                    self._thread = None
-                for _, done in batch:
-                    done.set_exception(error)
-                return
-            self.fsyncs += 1
-            for _, done in batch:
-                done.set_result(None)
-
-
-def _append(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        _append_whole(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _encode_result(record: Mapping[str, Any]) -> bytes:
-    """A result record's line: orjson, whose output reads back the same, for the one record
-    per case (its values come from states and strings, never NaN, which orjson writes as
-    null); what orjson refuses goes through `_encode`."""
-    try:
-        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:  # an integer over 64 bits, a non-string key, an unpaired surrogate
-        return _encode(record)
-
-
-def _encode(record: Mapping[str, Any]) -> bytes:
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    try:
-        return line.encode()
-    except UnicodeEncodeError:  # an unpaired surrogate got through: \u-escape everything
-        return (json.dumps(record, separators=(",", ":")) + "\n").encode()
-
-
-class JournalResults(Mapping[str, dict[str, Any]]):
-    """Case id -> the latest result record for it, read from the journal file when asked for.
-
-    Iterates case ids in the order their results were recorded; only ids and file offsets are
-    held in memory.
-    """
-
-    def __init__(self, journal: Journal) -> None:
-        self._journal = journal
-        self._offsets: dict[str, int] = {}
-
-    def _record(self, case_id: str, offset: int) -> None:
-        self._offsets.pop(case_id, None)
-        self._offsets[case_id] = offset
-
-    def _forget(self, case_id: str) -> None:
-        self._offsets.pop(case_id, None)
-
-    def __getitem__(self, case_id: str) -> dict[str, Any]:
-        for _, record in self.read([case_id]):
-            if record is not None:
-                return record
-        raise KeyError(case_id)
-
-    def __contains__(self, case_id: object) -> bool:
-        return case_id in self._offsets
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._offsets)
-
-    def __len__(self) -> int:
-        return len(self._offsets)
-
-    def read(self, case_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
-        """``(case_id, record or None)`` for each of ``case_ids``, through one open file.
-
-        Raises:
-            JournalError: The file cannot be read, or a record is not where it was written.
-        """
-        journal = self._journal
-        journal.flush()
-        try:
-            with journal.path.open("rb") as handle:
-                for case_id in case_ids:
-                    offset = self._offsets.get(case_id)
-                    if offset is None:
-                        yield case_id, None
-                        continue
-                    handle.seek(offset)
-                    record = _parse(handle.readline(), journal.path, None)
-                    if record.get("case_id") != case_id:
-                        raise JournalError(f"{journal.path}: changed while the run was open")
-                    yield case_id, record
-        except OSError as exc:
-            raise JournalError(f"cannot read {journal.path}: {exc}") from exc
-
-
-def _parse(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
-    where = f"{path}:{number}" if number is not None else str(path)
-    try:
-        record = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise JournalError(f"{where}: not a JSON record: {exc}") from exc
-    if not isinstance(record, dict):
-        raise JournalError(f"{where}: not a JSON object")
-    return record
+__all__ = ["Journal"]
 
 
 class Journal:
@@ -326,7 +91,7 @@ class Journal:
     def __init__(self, path: Path, header: RunHeader, size: int, window: int = WINDOW) -> None:
         self.path = path
         self.header = header
-        self.results = JournalResults(self)
+        self.results = JournalResults(path, self.flush)
         self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
         self._acks: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
         self._latest: dict[str, int] = {}  # ack key -> offset of its latest result record
@@ -334,7 +99,7 @@ class Journal:
         self._spans: list[dict[str, Any]] = []
         self.delivered_spans: set[str] = set()
         self._lock = threading.Lock()
-        self._writer = _GroupWriter(path, size, window)
+        self._writer = GroupWriter(path, size, window)
         self._torn_at: int | None = None  # a torn last line to cut before the next write
         self._torn_end = 0  # where that torn line ended
         self._owner: int | None = None  # the descriptor holding the run's write lock
@@ -365,7 +130,7 @@ class Journal:
             header: The run.
             window: The most records one ``fsync`` covers.
         """
-        folder = _runs_dir(root) / header.run_id
+        folder = runs_dir(root) / header.run_id
         try:
             folder.mkdir(parents=True, exist_ok=False)
         except OSError as exc:
@@ -386,12 +151,12 @@ class Journal:
         if run_id == "latest":
             runs = list_runs(root)
             if not runs:
-                raise JournalError(f"no runs under {_runs_dir(root)}")
+                raise JournalError(f"no runs under {runs_dir(root)}")
             run_id = runs[-1]
-        path = _runs_dir(root) / run_id / JOURNAL_NAME
+        path = runs_dir(root) / run_id / JOURNAL_NAME
         if not path.is_file():
             known = ", ".join(list_runs(root)[-5:]) or "none"
-            raise JournalError(f"no run {run_id!r} under {_runs_dir(root)} (latest: {known})")
+            raise JournalError(f"no run {run_id!r} under {runs_dir(root)} (latest: {known})")
         return cls.open_path(path, window=window)
 
     @classmethod
@@ -421,9 +186,9 @@ class Journal:
             if not raw.endswith(b"\n"):
                 break  # a torn last line left by a crash mid-write
             if raw.strip():
-                record = _parse(raw, path, number)
+                record = parse_record(raw, path, number)
                 if journal is None:
-                    journal = cls(path, _header(record, path), 0, window)
+                    journal = cls(path, header_from_record(record, path), 0, window)
                 else:
                     journal._absorb(record, offset)
             offset += len(raw)
@@ -519,7 +284,7 @@ class Journal:
     def _keep(self, case_id: str, record: dict[str, Any], offset: int) -> None:
         repetition = int(record.get("repetition") or 1)
         if repetition == 1:
-            self.results._record(case_id, offset)
+            self.results.note(case_id, offset)
             self._latest[case_id] = offset
         else:
             self.repeated[(case_id, repetition)] = record
@@ -538,7 +303,7 @@ class Journal:
         failed: set[str] = set()
         for case_id, record in self.results.read(list(self.results)):
             if record is not None and record.get("error") is not None:
-                self.results._forget(case_id)
+                self.results.forget(case_id)
                 self._latest[case_id] = end
                 failed.add(case_id)
         for (case_id, repetition), record in list(self.repeated.items()):
@@ -582,7 +347,7 @@ class Journal:
             JournalError: An earlier write failed.
         """
         record = {"kind": "result", **result, "case_id": case_id}
-        offset, done = self._submit(_encode_result(record))
+        offset, done = self._submit(encode_result(record))
         self._keep(case_id, record, offset)
         return done
 
@@ -600,7 +365,7 @@ class Journal:
         if case_id is not None:
             record["case_id"] = case_id
         record.update(data)
-        offset, done = self._submit(_encode(record))
+        offset, done = self._submit(encode_record(record))
         self._acks[(what, case_id or "")] = (offset, record)
         return done
 
@@ -654,47 +419,12 @@ class Journal:
         self._writer.flush()
 
     def _append(self, record: dict[str, Any]) -> Future[None]:
-        return self._submit(_encode(record))[1]
+        return self._submit(encode_record(record))[1]
 
     def _submit(self, data: bytes) -> tuple[int, Future[None]]:
         if self._torn_at is not None:  # the first write cuts a torn last line
             with self._lock:
                 if self._torn_at is not None:
-                    _truncate(self.path, self._torn_at)
+                    truncate(self.path, self._torn_at)
                     self._torn_at = None
         return self._writer.submit(data)
-
-
-def _header(record: dict[str, Any], path: Path) -> RunHeader:
-    if record.get("kind") != "header":
-        raise JournalError(f"{path}: does not start with a run header")
-    try:
-        return RunHeader.model_validate({k: v for k, v in record.items() if k != "kind"})
-    except ValidationError as exc:
-        raise JournalError(f"{path}:1: invalid run header: {exc.errors()[0]['msg']}") from exc
-
-
-def _append_whole(fd: int, data: bytes) -> None:
-    """Append ``data`` and fsync; on a short or failed write (disk full) cut the file back to
-    where it was, so the journal never keeps half a record followed by more records."""
-    start = os.lseek(fd, 0, os.SEEK_END)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, start)
-        raise
-
-
-def _truncate(path: Path, size: int) -> None:
-    try:
-        with path.open("r+b") as handle:
-            handle.truncate(size)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as exc:
-        raise JournalError(f"cannot repair {path}: {exc}") from exc

@@ -38,7 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stateval.errors import JournalError
-from stateval.run._journal import Journal, new_run_id
+from stateval.run._journal import Journal
+from stateval.run._run_header import new_run_id
 from stateval.run._shard import Shard
 
 __all__ = ["merge_shards", "open_run"]

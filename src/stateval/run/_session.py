@@ -11,9 +11,10 @@ from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
 from stateval.mutators import LLMMutator
-from stateval.run._journal import Journal, RunHeader, list_runs
+from stateval.run._journal import Journal
 from stateval.run._outcome import OnScored, RunOutcome
 from stateval.run._results import CaseScore
+from stateval.run._run_header import RunHeader, list_runs
 from stateval.run._runner import UploadSink, execute
 from stateval.run._scoring import Scoring
 from stateval.run._shard import Shard, shard_group

@@ -1,0 +1,175 @@
+"""The journal file's records on disk: encoding and parsing a line, and the group writer that
+appends records from a thread of its own, up to `WINDOW` per ``fsync``, cutting back a failed
+write so the file never keeps half a record (see `stateval.run.Journal`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from stateval.errors import JournalError, JournalWriteError
+
+__all__ = ["WINDOW", "GroupWriter", "encode_record", "encode_result", "parse_record", "truncate"]
+
+WINDOW = 256
+"""The most records one ``fsync`` covers."""
+_IDLE = 1.0  # seconds the writer thread waits for work before it exits
+
+
+class GroupWriter:
+    """Appends byte records to one file from a thread of its own, a batch per ``fsync``.
+
+    The thread starts on the first record and exits after `_IDLE` seconds without work. A
+    failed write fails its batch and every later record (the journal is then unusable).
+    """
+
+    def __init__(self, path: Path, size: int, window: int) -> None:
+        self.path = path
+        self.size = size
+        self.window = window
+        self.fsyncs = 0
+        self._cond = threading.Condition()
+        self._pending: list[tuple[bytes, Future[None]]] = []
+        self._last: Future[None] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: JournalError | None = None
+
+    def submit(self, data: bytes) -> tuple[int, Future[None]]:
+        """Queue ``data``; return its offset in the file and a future done once it is durable."""
+        done: Future[None] = Future()
+        with self._cond:
+            if self._error is not None:
+                raise self._error
+            offset = self.size
+            self.size += len(data)
+            self._pending.append((data, done))
+            self._last = done
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"stateval-journal-{self.path.parent.name}", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+        return offset, done
+
+    def flush(self) -> None:
+        """Block until every record submitted so far is durable.
+
+        Raises:
+            JournalError: A write failed.
+        """
+        with self._cond:
+            last = self._last
+        if last is not None:
+            last.result()
+
+    def _take(self) -> list[tuple[bytes, Future[None]]] | None:
+        with self._cond:
+            if not self._pending:
+                self._cond.wait(_IDLE)
+            if not self._pending:
+                self._thread = None
+                return None
+            batch = self._pending[: self.window]
+            del self._pending[: self.window]
+            return batch
+
+    def _run(self) -> None:
+        while (batch := self._take()) is not None:
+            try:
+                _append(self.path, b"".join(data for data, _ in batch))
+            except OSError as exc:
+                error = JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}")
+                with self._cond:
+                    self._error = error
+                    batch += self._pending
+                    self._pending = []
+                    self._thread = None
+                for _, done in batch:
+                    done.set_exception(error)
+                return
+            self.fsyncs += 1
+            for _, done in batch:
+                done.set_result(None)
+
+
+def _append(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _append_whole(fd, data)
+    finally:
+        os.close(fd)
+
+
+def encode_result(record: Mapping[str, Any]) -> bytes:
+    """A result record's line: orjson, whose output reads back the same, for the one record
+    per case (its values come from states and strings, never NaN, which orjson writes as
+    null); what orjson refuses goes through `encode_record`."""
+    try:
+        return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # an integer over 64 bits, a non-string key, an unpaired surrogate
+        return encode_record(record)
+
+
+def encode_record(record: Mapping[str, Any]) -> bytes:
+    """A record's line (JSON, one line, ending in a newline)."""
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return line.encode()
+    except UnicodeEncodeError:  # an unpaired surrogate got through: \u-escape everything
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode()
+
+
+def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
+    """The record of one line of ``path`` (its line ``number``, when known).
+
+    Raises:
+        JournalError: The line is not a JSON object.
+    """
+    where = f"{path}:{number}" if number is not None else str(path)
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise JournalError(f"{where}: not a JSON record: {exc}") from exc
+    if not isinstance(record, dict):
+        raise JournalError(f"{where}: not a JSON object")
+    return record
+
+
+def _append_whole(fd: int, data: bytes) -> None:
+    """Append ``data`` and fsync; on a short or failed write (disk full) cut the file back to
+    where it was, so the journal never keeps half a record followed by more records."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def truncate(path: Path, size: int) -> None:
+    """Cut ``path`` back to ``size`` bytes, durably (a torn last line).
+
+    Raises:
+        JournalError: It cannot be cut.
+    """
+    try:
+        with path.open("r+b") as handle:
+            handle.truncate(size)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise JournalError(f"cannot repair {path}: {exc}") from exc

@@ -1,0 +1,77 @@
+"""A run's results read back from its journal file when asked for (`JournalResults`): only
+case ids and file offsets stay in memory, so a journal of 100,000 cases stays small."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from stateval.errors import JournalError
+from stateval.run._journal_file import parse_record
+
+__all__ = ["JournalResults"]
+
+
+class JournalResults(Mapping[str, dict[str, Any]]):
+    """Case id -> the latest result record for it, read from the journal file when asked for.
+
+    Iterates case ids in the order their results were recorded; only ids and file offsets are
+    held in memory.
+
+    Args:
+        path: The journal file.
+        flush: Blocks until every record written so far is durable (`Journal.flush`).
+    """
+
+    def __init__(self, path: Path, flush: Callable[[], None]) -> None:
+        self._path = path
+        self._flush = flush
+        self._offsets: dict[str, int] = {}
+
+    def note(self, case_id: str, offset: int) -> None:
+        """Record that ``case_id``'s latest result is the record at ``offset``."""
+        self._offsets.pop(case_id, None)
+        self._offsets[case_id] = offset
+
+    def forget(self, case_id: str) -> None:
+        """Drop ``case_id``'s result (it is to run again)."""
+        self._offsets.pop(case_id, None)
+
+    def __getitem__(self, case_id: str) -> dict[str, Any]:
+        for _, record in self.read([case_id]):
+            if record is not None:
+                return record
+        raise KeyError(case_id)
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._offsets
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def read(self, case_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
+        """``(case_id, record or None)`` for each of ``case_ids``, through one open file.
+
+        Raises:
+            JournalError: The file cannot be read, or a record is not where it was written.
+        """
+        path = self._path
+        self._flush()
+        try:
+            with path.open("rb") as handle:
+                for case_id in case_ids:
+                    offset = self._offsets.get(case_id)
+                    if offset is None:
+                        yield case_id, None
+                        continue
+                    handle.seek(offset)
+                    record = parse_record(handle.readline(), path, None)
+                    if record.get("case_id") != case_id:
+                        raise JournalError(f"{path}: changed while the run was open")
+                    yield case_id, record
+        except OSError as exc:
+            raise JournalError(f"cannot read {path}: {exc}") from exc
