@@ -11,7 +11,7 @@ columns (`RunColumns`: per field and per metric, arrays over the cases); `print_
 
 from __future__ import annotations
 
-from stateval.regressions._columns import ColumnsBuilder, FieldColumn, RunColumns
+from stateval.regressions._columns import ColumnsBuilder, FieldColumn, RunColumns, as_columns
 from stateval.regressions._diff import (
     FieldDiff,
     MetricDiff,
@@ -74,6 +74,7 @@ __all__ = [
     "RunResolver",
     "ScoredRun",
     "Verdict",
+    "as_columns",
     "bootstrap_mean",
     "compare_url",
     "diff_runs",

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stateval.regressions._metrics import RUN_METRICS, RunMetric, case_ratio, share_metric
-from stateval.regressions._scores import FIELD_PREFIX, ExperimentLink, Observation
+from stateval.regressions._scores import FIELD_PREFIX, ExperimentLink, Observation, ScoredRun
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["ColumnsBuilder", "FieldColumn", "RunColumns", "correctness"]
+__all__ = ["ColumnsBuilder", "FieldColumn", "RunColumns", "as_columns", "correctness"]
 
 
 def correctness(reps: Sequence[Observation], name: str) -> float | None:
@@ -74,10 +74,6 @@ class RunColumns:
     experiment: ExperimentLink | None = None
     suite_name: str | None = None
     unfinished: str | None = None
-
-    def columns(self) -> RunColumns:
-        """Itself (a `ScoredRun` turns into columns with its own ``columns``)."""
-        return self
 
 
 class ColumnsBuilder:
@@ -177,3 +173,16 @@ def observed_columns(
     for case_id, reps in cases.items():
         builder.add(case_id, reps)
     return builder.build(label, experiment=experiment, suite_name=suite_name, unfinished=unfinished)
+
+
+def as_columns(run: ScoredRun | RunColumns) -> RunColumns:
+    """A run as a diff reads it: columns as they are, a `ScoredRun`'s observations in columns."""
+    if isinstance(run, RunColumns):
+        return run
+    return observed_columns(
+        run.label,
+        run.cases,
+        experiment=run.experiment,
+        suite_name=run.suite_name,
+        unfinished=run.unfinished,
+    )

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from stateval.regressions._columns import FieldColumn, RunColumns
+from stateval.regressions._columns import FieldColumn, RunColumns, as_columns
 from stateval.regressions._links import compare_url, regression_filter
 from stateval.regressions._scores import ScoredRun
 from stateval.regressions._stats import (
@@ -350,7 +350,7 @@ def diff_runs(
 
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
-    base, cand = base.columns(), cand.columns()
+    base, cand = as_columns(base), as_columns(cand)
     b_index = {case_id: i for i, case_id in enumerate(base.case_ids)}
     c_index = {case_id: i for i, case_id in enumerate(cand.case_ids)}
     paired = sorted(b_index.keys() & c_index.keys())

@@ -12,7 +12,6 @@ from stateval.compare import FIELD_PREFIX, op_counts, slot_counts
 from stateval.run import RunSummary
 
 if TYPE_CHECKING:
-    from stateval.regressions._columns import RunColumns
     from stateval.run import CaseScore
 
 __all__ = ["FIELD_PREFIX", "ExperimentLink", "Observation", "ScoredRun", "edit_counts"]
@@ -194,15 +193,3 @@ class ScoredRun:
     def case_ids(self) -> tuple[str, ...]:
         """Its cases."""
         return tuple(self.cases)
-
-    def columns(self) -> RunColumns:
-        """The run as a diff reads it (`stateval.regressions.RunColumns`)."""
-        from stateval.regressions._columns import observed_columns
-
-        return observed_columns(
-            self.label,
-            self.cases,
-            experiment=self.experiment,
-            suite_name=self.suite_name,
-            unfinished=self.unfinished,
-        )
