@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stateval.errors import StateError
-from stateval.state import InterpretiveState
+from stateval.state import FlatValues, InterpretiveState
 
 __all__ = ["coerce_state", "pre_state_of", "task_error", "task_output"]
 
@@ -56,6 +56,10 @@ def coerce_state(value: object, *, what: str = "state") -> InterpretiveState:
             # ``_fields`` is how pydantic dumps an `InterpretiveState` dataclass; Phoenix's
             # `create_evaluator` validates and dumps its inputs with pydantic, so a state object
             # put in a DataFrame reaches the evaluator in that shape.
+            flat = value.get("_flat")
+            if isinstance(flat, FlatValues):  # a state still in its compact form, dumped
+                values, confidence = dict(flat.values), flat.confidence
+                return InterpretiveState.from_flat(values, confidence, flat.message_id)
             data = value if "fields" in value else {"fields": _dumped_fields(value["_fields"])}
             try:
                 return InterpretiveState.from_dict(data)

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from stateval.state._state import InterpretiveState
+from stateval.state._state import FlatValues, InterpretiveState
 from stateval.state._values import (
     MAX_VALUE_DEPTH,
     JSONValue,
@@ -28,6 +28,7 @@ from stateval.state._values import (
 
 __all__ = [
     "MAX_VALUE_DEPTH",
+    "FlatValues",
     "InterpretiveState",
     "JSONValue",
     "ValueConfidence",
