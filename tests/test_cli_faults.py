@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from child_signals import sigint_as_at_a_terminal
 from stateval.cli._common import EXIT_INFRASTRUCTURE, EXIT_USAGE
 from stateval.run import Journal
 
@@ -64,6 +65,7 @@ def test_a_signal_stops_the_run_like_ctrl_c(project: Path, signum: signal.Signal
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_at_a_terminal,  # tests run in the background inherit it ignored
     )
     for _ in range(1200):
         if (project / "waiting").exists() or proc.poll() is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from child_signals import sigint_as_at_a_terminal
 from stateval.state import InterpretiveState
 from stateval.traces import SUMMARY_NAME
 from stateval.tracing import configure_tracing, mutator_call_span
@@ -352,6 +353,9 @@ def test_follow_scores_new_spans_as_they_arrive_until_stopped(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal even when the tests run in the background (nohup, `&`),
+        # where the child would inherit SIGINT ignored and never stop following
+        preexec_fn=sigint_as_at_a_terminal,
     )
 
     def watermark() -> int | None:  # moved by each poll that scored new spans, once stored
