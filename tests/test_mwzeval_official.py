@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from stateval.cli import app
+from replay_report import replay_report
 from stateval.compare import UnitAccumulator, compare_states, resolve_options
 from stateval.compare._fuzzywuzzy import partial_ratio
 from stateval.compare._mwzeval import normalize_slot_value
@@ -47,29 +46,11 @@ def _run(tmp_path: Path, metrics: str, with_dontcare: bool = False) -> dict[str,
     """``with_dontcare``: the expected states also hold the ``dontcare`` labels mwzeval's
     loader drops from its references (as MultiWOZ 2.2 and the shared data have them)."""
     turns = _turns()
-    cases = [{"id": t["id"], "input": {"prompt": t["id"]},
-              "expected_post_state": _flat(t["ref"]) | _flat(t["dropped"] if with_dontcare else {})}
-             for t in turns]  # fmt: skip
-    replay = [{"id": t["id"], "actual_post_state": _flat(t["pred"])} for t in turns]
-    for name, rows in (("turns.jsonl", cases), ("predictions.jsonl", replay)):
-        text = "".join(json.dumps(r) + "\n" for r in rows)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "suite.yaml").write_text(
-        "mutator: {type: replay, predictions: predictions.jsonl}\n"
-        f"cases: {{file: turns.jsonl}}\nmetrics: {metrics}\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "report.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(tmp_path)
-        mp.setenv("STATEVAL_HOME", str(tmp_path / "home"))
-        ran = CliRunner().invoke(
-            app, ["run", "suite.yaml", "--no-phoenix", "--report-json", str(out)]
-        )
-    assert ran.exit_code in (0, 1), ran.output  # 1: the suite's default thresholds fail
-    data = json.loads(out.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
+    expected = [
+        (t["id"], _flat(t["ref"]) | _flat(t["dropped"] if with_dontcare else {})) for t in turns
+    ]
+    predicted = [_flat(t["pred"]) for t in turns]
+    return replay_report(tmp_path, expected, predicted, f"metrics: {metrics}\n")
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from stateval.cli import app
+from replay_report import replay_report
 
 FIXTURE = Path(__file__).parent / "fixtures" / "trade_official"
 TRADE_SLOTS = [
@@ -48,28 +47,9 @@ def _official(name: str) -> dict[str, float]:
 
 def _run(tmp_path: Path, name: str, metrics: str = "{convention: trade}") -> dict[str, Any]:
     turns = _turns(name)
-    cases = [{"id": t["id"], "input": {"prompt": t["id"]}, "expected_post_state": t["gold"]}
-             for t in turns]  # fmt: skip
-    replay = [{"id": t["id"], "actual_post_state": t["pred"]} for t in turns]
-    for file, rows in (("turns.jsonl", cases), ("predictions.jsonl", replay)):
-        text = "".join(json.dumps(r) + "\n" for r in rows)
-        (tmp_path / file).write_text(text, encoding="utf-8")
-    (tmp_path / "suite.yaml").write_text(
-        "mutator: {type: replay, predictions: predictions.jsonl}\n"
-        f"cases: {{file: turns.jsonl}}\nslots: {json.dumps(TRADE_SLOTS)}\nmetrics: {metrics}\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "report.json"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(tmp_path)
-        mp.setenv("STATEVAL_HOME", str(tmp_path / "home"))
-        ran = CliRunner().invoke(
-            app, ["run", "suite.yaml", "--no-phoenix", "--report-json", str(out)]
-        )
-    assert ran.exit_code in (0, 1), ran.output  # 1: the suite's default thresholds fail
-    data = json.loads(out.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
+    expected = [(t["id"], t["gold"]) for t in turns]
+    suite = f"slots: {json.dumps(TRADE_SLOTS)}\nmetrics: {metrics}\n"
+    return replay_report(tmp_path, expected, [t["pred"] for t in turns], suite)
 
 
 @pytest.fixture(scope="module")
