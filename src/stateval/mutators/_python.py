@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import sys
@@ -13,6 +12,7 @@ from typing import Any, cast
 from stateval.errors import MutatorError, MutatorLoadError, StateError
 from stateval.mutators._input import StructuredInput
 from stateval.mutators._mutator import Mutator, MutatorFunction, MutatorLike
+from stateval.mutators._thread_calls import ThreadCalls
 from stateval.state import InterpretiveState
 
 __all__ = ["PythonMutator", "as_mutator", "load_callable"]
@@ -22,8 +22,9 @@ class PythonMutator:
     """Wraps a sync or async callable ``(state, input) -> InterpretiveState`` as a `Mutator`.
 
     The callable receives a copy of the state, so changing its argument in place is harmless and
-    the caller's state never changes. A sync callable runs in a worker thread
-    (`asyncio.to_thread`), so a blocking one does not stall other cases.
+    the caller's state never changes. A sync callable runs in a worker thread, so a blocking one
+    does not stall other cases; while its calls are cheap, the calls made in one turn of the
+    event loop share one thread hop (`ThreadCalls`).
 
     Args:
         fn: The callable. It may return the (changed) copy it was given, a new state, or a flat
@@ -47,6 +48,7 @@ class PythonMutator:
         self.fn = fn
         self.name = _callable_name(fn)
         self._async = _is_async(fn)
+        self._threads = ThreadCalls(fn)
 
     async def mutate(self, state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
         """Call the wrapped callable on a copy of ``state`` and check what it returns."""
@@ -54,7 +56,7 @@ class PythonMutator:
         if self._async:
             result: Any = await cast(Any, self.fn)(working, input)
         else:
-            result = await asyncio.to_thread(self.fn, working, input)
+            result = await self._threads.call(working, input)
             if inspect.isawaitable(result):
                 result = await result
         if isinstance(result, dict):

@@ -1,0 +1,165 @@
+"""A synchronous callable's calls in worker threads, several per thread hop while they are cheap.
+
+`asyncio.to_thread` per call costs a hand-off each way (an executor future, an asyncio future,
+a wake-up of the event loop, the GIL passed between threads): for a callable of ~10 µs that is
+most of a local run's CPU. `ThreadCalls` queues the calls made in one turn of the event loop
+and, once calls have been cheap for a while, runs the queue in one worker thread, one call after
+the other, and delivers their results in one wake-up. Each call runs in a copy of its caller's
+context, as with `asyncio.to_thread`, and gets its own result or exception.
+
+A blocking callable keeps running concurrently: while a batch's thread is still busy after
+`STEAL_AFTER`, the calls it has not started are taken back and each runs in a thread of its
+own; a call that takes `SLOW` or more (or a batch taken back) sends calls one per thread again
+until `FAST_RUN` calls in a row have been cheap. A call that blocks stalls the calls batched
+behind it for at most `STEAL_AFTER`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FAST_RUN", "SLOW", "STEAL_AFTER", "ThreadCalls"]
+
+SLOW = 0.001
+"""Seconds: a call that takes this long or longer is not cheap."""
+
+STEAL_AFTER = 0.005
+"""Seconds a batch's thread may stay busy before the calls it has not started are taken back."""
+
+FAST_RUN = 8
+"""Cheap calls in a row after which calls are batched."""
+
+
+@dataclass(slots=True)
+class _Call:
+    args: tuple[Any, ...]
+    context: contextvars.Context
+    future: asyncio.Future[Any]
+
+
+@dataclass(slots=True)
+class _Outcome:
+    call: _Call
+    value: Any
+    error: BaseException | None
+    seconds: float
+
+
+class ThreadCalls:
+    """Calls ``fn`` in worker threads of the running loop's default executor (see the module
+    docstring).
+
+    Args:
+        fn: A synchronous callable.
+
+    Example:
+        >>> import asyncio
+        >>> calls = ThreadCalls(lambda x: x * 2)
+        >>> async def main() -> list[int]:
+        ...     return list(await asyncio.gather(*(calls.call(i) for i in range(20))))
+        >>> asyncio.run(main())[-3:]
+        [34, 36, 38]
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self._fn = fn
+        self._cheap = 0  # cheap calls in a row
+        self._queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Call]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def call(self, *args: Any) -> Any:
+        """``fn(*args)`` in a worker thread; its result, or the exception it raised."""
+        loop = asyncio.get_running_loop()
+        call = _Call(args, contextvars.copy_context(), loop.create_future())
+        if self._cheap < FAST_RUN:
+            self._start(loop, deque((call,)))
+        else:
+            queued = self._queued.get(loop)
+            if queued is None:
+                queued = self._queued[loop] = []
+            if not queued:  # the first call of this turn: the queue leaves after the turn
+                loop.call_soon(self._flush, loop)
+            queued.append(call)
+        return await call.future
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        queued = self._queued.get(loop)
+        if queued:
+            batch = deque(queued)
+            queued.clear()
+            self._start(loop, batch)
+
+    def _start(self, loop: asyncio.AbstractEventLoop, batch: deque[_Call]) -> None:
+        calls = tuple(batch)
+        try:
+            done = loop.run_in_executor(None, _run, self._fn, batch)
+        except Exception as exc:  # the executor is shut down: the loop is closing
+            _fail(calls, exc)
+            return
+        steal = loop.call_later(STEAL_AFTER, self._steal, loop, batch) if len(calls) > 1 else None
+        done.add_done_callback(lambda ran: self._finish(ran, calls, steal))
+
+    def _steal(self, loop: asyncio.AbstractEventLoop, batch: deque[_Call]) -> None:
+        """The batch's thread is still busy: each call it has not started gets its own."""
+        self._cheap = 0
+        while True:
+            try:
+                call = batch.popleft()  # atomic: the thread takes calls the same way
+            except IndexError:
+                return
+            if not call.future.done():
+                self._start(loop, deque((call,)))
+
+    def _finish(
+        self,
+        ran: asyncio.Future[list[_Outcome]],
+        calls: tuple[_Call, ...],
+        steal: asyncio.TimerHandle | None,
+    ) -> None:
+        if steal is not None:
+            steal.cancel()
+        problem = asyncio.CancelledError() if ran.cancelled() else ran.exception()
+        if problem is not None:  # not a call's own failure (those are in the outcomes)
+            _fail(calls, problem)
+            return
+        for outcome in ran.result():
+            future = outcome.call.future
+            self._cheap = self._cheap + 1 if outcome.seconds < SLOW else 0
+            if future.done():  # its caller was cancelled (Ctrl-C)
+                continue
+            if outcome.error is not None:
+                future.set_exception(outcome.error)
+            else:
+                future.set_result(outcome.value)
+
+
+def _fail(calls: tuple[_Call, ...], problem: BaseException) -> None:
+    for call in calls:
+        if not call.future.done():
+            call.future.set_exception(problem)
+
+
+def _run(fn: Callable[..., Any], batch: deque[_Call]) -> list[_Outcome]:
+    """In a worker thread: the batch's calls one after the other, until none is left (or
+    the loop took the rest back)."""
+    out: list[_Outcome] = []
+    clock = time.perf_counter
+    while True:
+        try:
+            call = batch.popleft()
+        except IndexError:
+            return out
+        start = clock()
+        try:
+            value, error = call.context.run(fn, *call.args), None
+        except BaseException as exc:  # handed to the caller, as asyncio.to_thread does
+            value, error = None, exc
+        out.append(_Outcome(call, value, error, clock() - start))

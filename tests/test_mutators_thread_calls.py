@@ -1,0 +1,94 @@
+"""A sync mutator's calls share worker-thread hops while cheap, and a blocking one still runs
+concurrently with the others (stateval.mutators._thread_calls, through PythonMutator)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+
+import pytest
+
+from stateval import InterpretiveState, PythonMutator, StructuredInput
+from stateval.mutators._thread_calls import FAST_RUN, ThreadCalls
+
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="none")
+HANG_GUARD = 120.0  # seconds: only so that a broken hand-back fails instead of hanging
+
+
+def track(state: InterpretiveState, input: StructuredInput) -> dict[str, object]:
+    if input.prompt.startswith("fail"):
+        raise ValueError(f"no state for {input.prompt}")
+    return {"said": input.prompt, "caller": CALLER.get()}
+
+
+async def _called(mutator: PythonMutator, prompt: str) -> dict[str, object] | str:
+    CALLER.set(f"task {prompt}")  # each task's own context
+    try:
+        post = await mutator.mutate(InterpretiveState(), StructuredInput(prompt, "m"))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return post.to_flat()
+
+
+async def test_each_call_gets_its_own_result_error_and_context_in_every_round() -> None:
+    mutator = PythonMutator(track)
+    for round_ in range(3):  # the first rounds go one call per thread, later ones batched
+        prompts = [f"{'fail' if i % 7 == 3 else 'ok'}-{round_}-{i}" for i in range(3 * FAST_RUN)]
+        got = await asyncio.gather(*(_called(mutator, p) for p in prompts))
+        for prompt, post in zip(prompts, got, strict=True):
+            if prompt.startswith("fail"):
+                assert post == f"ValueError: no state for {prompt}"
+            else:
+                assert post == {"said": prompt, "caller": f"task {prompt}"}
+
+
+async def test_a_call_that_blocks_does_not_hold_up_the_calls_batched_behind_it() -> None:
+    released = threading.Event()
+
+    def waits_or_releases(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        if input.prompt == "wait":  # blocks until a later call of the same batch has run
+            if not released.wait(HANG_GUARD):
+                raise AssertionError("the call behind the blocking one never ran")
+        elif input.prompt == "release":
+            released.set()
+        return state
+
+    mutator = PythonMutator(waits_or_releases)
+    # cheap calls first, so that calls are batched
+    for _ in range(2):
+        await asyncio.gather(
+            *(
+                mutator.mutate(InterpretiveState(), StructuredInput("x", "m"))
+                for _ in range(FAST_RUN)
+            )
+        )
+    calls = [
+        mutator.mutate(InterpretiveState(), StructuredInput(p, "m")) for p in ("wait", "release")
+    ]
+    await asyncio.gather(*calls)
+    assert released.is_set()
+
+
+async def test_a_cancelled_caller_leaves_the_other_calls_of_its_batch_answered() -> None:
+    calls = ThreadCalls(lambda x: x)
+    for _ in range(2):
+        await asyncio.gather(*(calls.call(i) for i in range(FAST_RUN)))
+    tasks = [asyncio.ensure_future(calls.call(i)) for i in range(4)]
+    await asyncio.sleep(0)  # the calls are made (and queued as one batch)
+    tasks[1].cancel()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    assert [done[0], done[2], done[3]] == [0, 2, 3]
+    assert isinstance(done[1], asyncio.CancelledError)
+
+
+def test_a_loop_that_closed_leaves_no_call_waiting() -> None:
+    calls = ThreadCalls(lambda x: x + 1)
+    for _ in range(3):  # a fresh event loop each time, as evaluate_sync makes one
+        assert asyncio.run(calls.call(1)) == 2
+
+
+@pytest.mark.parametrize("n", [1, FAST_RUN * 4])
+async def test_results_come_back_in_the_callers_own_order(n: int) -> None:
+    calls = ThreadCalls(lambda x: x * x)
+    assert await asyncio.gather(*(calls.call(i) for i in range(n))) == [i * i for i in range(n)]
