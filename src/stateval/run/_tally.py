@@ -13,7 +13,7 @@ import bisect
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 from stateval._exact_sum import ExactSum
 from stateval.calibration import (
@@ -207,61 +207,81 @@ class RunTally:
 
 
 class _CalibrationTally:
-    """The mutator's values for calibration, kept as compact arrays (a confidence, a
-    correctness byte and the case's place in the plan per value), per field and pooled; read
-    back in plan order, so the figures (ties in equal-mass bins and triage included) do not
-    depend on the order cases finished in."""
+    """The mutator's values for calibration, kept as compact columns (a confidence, a
+    correctness byte, the case's place in the plan and a code of the value's path, per value);
+    read back per field and pooled in plan order, so the figures (ties in equal-mass bins and
+    triage included) do not depend on the order cases finished in."""
 
     def __init__(self) -> None:
-        self._by_path: dict[str, _Values] = {}
+        self._codes: dict[str, int] = {}  # path -> its code, in order of first sight
         self._pooled = _Values()
         self._missing: dict[str, int] = {}
 
     def add(self, comparison: StateComparison, index: int) -> None:
-        by_path = self._by_path
         outcomes = comparison.value_outcomes()
-        for path, confidence, correct in outcomes:
-            kept = by_path.get(path)
-            if kept is None:
-                kept = by_path[path] = _Values()
-            kept.add(confidence, correct, index)
-        self._pooled.extend(outcomes, index)
-        for path in comparison.missing:
-            self._missing[path] = self._missing.get(path, 0) + 1
+        if outcomes:
+            paths, confidences, right = zip(*outcomes, strict=True)
+            codes = self._codes
+            try:
+                coded = list(map(codes.__getitem__, paths))
+            except KeyError:  # a path seen for the first time
+                coded = [codes.setdefault(p, len(codes)) for p in paths]
+            self._pooled.extend(confidences, right, coded, index)
+        if comparison.counts["missing"]:
+            missing = self._missing
+            for path in comparison.missing:
+                missing[path] = missing.get(path, 0) + 1
 
     def report(self) -> CalibrationReport:
-        values = {p: kept.in_plan_order() for p, kept in self._by_path.items()}
-        return calibrate_grouped(values, self._missing, self._pooled.in_plan_order())
+        import numpy as np
+
+        confidence, right, codes = self._pooled.in_plan_order()
+        values: dict[str, tuple[list[float], list[bool]]] = {}
+        if codes is not None:
+            by_code = np.argsort(codes, kind="stable")  # each path's values stay in plan order
+            ends = np.cumsum(np.bincount(codes, minlength=len(self._codes))).tolist()
+            per_confidence = np.split(confidence[by_code], ends[:-1])
+            per_right = np.split(right[by_code], ends[:-1])
+            for path, code in self._codes.items():
+                if len(per_confidence[code]):
+                    values[path] = (per_confidence[code].tolist(), per_right[code].tolist())
+        pooled = ([], []) if codes is None else (confidence.tolist(), right.tolist())
+        return calibrate_grouped(values, self._missing, pooled)
 
 
 class _Values:
-    __slots__ = ("confidence", "index", "right")
+    __slots__ = ("code", "confidence", "index", "right")
 
     def __init__(self) -> None:
         self.confidence = array("d")
         self.right = bytearray()
         self.index = array("q")
+        self.code = array("l")
 
-    def add(self, confidence: float, correct: bool, index: int) -> None:
-        self.confidence.append(confidence)
-        self.right.append(correct)
-        self.index.append(index)
+    def extend(
+        self,
+        confidences: Sequence[float],
+        right: Sequence[bool],
+        codes: Sequence[int],
+        index: int,
+    ) -> None:
+        self.confidence.extend(confidences)
+        self.right.extend(right)
+        self.code.extend(codes)
+        self.index.extend([index] * len(codes))
 
-    def extend(self, outcomes: Sequence[tuple[str, float, bool]], index: int) -> None:
-        self.confidence.extend([confidence for _, confidence, _ in outcomes])
-        self.right.extend([correct for _, _, correct in outcomes])
-        self.index.extend([index] * len(outcomes))
-
-    def in_plan_order(self) -> tuple[list[float], list[bool]]:
-        """The values by their case's place in the plan (a case's own in the order given)."""
+    def in_plan_order(self) -> tuple[Any, Any, Any]:
+        """The confidences, correctness flags and path codes (numpy arrays; None for each
+        when empty) by their case's place in the plan (a case's own in the order given)."""
         import numpy as np
 
         if not self.index:
-            return [], []
+            return None, None, None
         order = np.argsort(np.frombuffer(self.index, dtype=np.int64), kind="stable")
         confidence = np.frombuffer(self.confidence, dtype=np.float64)[order]
-        right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order]
-        return confidence.tolist(), (right != 0).tolist()
+        right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order] != 0
+        codes = np.asarray(self.code, dtype=np.int64)[order]
+        return confidence, right, codes
 
 
 def summarize(
