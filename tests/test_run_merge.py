@@ -16,7 +16,9 @@ import yaml
 from typer.testing import CliRunner
 
 from stateval.cli import app
-from stateval.run import Journal, list_runs
+from stateval.regressions import diff_runs, local_run
+from stateval.run import SCORES_KEY, Journal, list_runs
+from stateval.suite import load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
 
@@ -133,6 +135,25 @@ def test_merge_keeps_the_exit_code_and_the_gate_of_a_single_run(home: Path, smal
     assert one["accuracy"] == pytest.approx(0.8)  # k0, k5, ... k25 wrong
     assert two["regressions"]["base"] == f"run {baseline}"
     assert two["calibration"]["overall"]["n"] >= N  # the calibration of every case
+
+
+def test_a_merged_run_keeps_its_shards_journaled_scores_for_the_diff(
+    home: Path, small: Path
+) -> None:
+    single = _invoke("run", str(small), "--no-phoenix")
+    assert single.exit_code == 1, single.output
+    (baseline,) = list_runs(home)
+    shards = _shards(small, home, 2)
+    assert _invoke("merge", *shards).exit_code == 1
+    merged = Journal.open(home)
+    fingerprint = Journal.open(home, shards[0]).header.scores_fingerprint
+    assert fingerprint is not None and merged.header.scores_fingerprint == fingerprint
+    records = [r for _, r in merged.results.read(list(merged.results))]
+    assert len(records) == N and all(r is not None and SCORES_KEY in r for r in records)
+    suite = load_suite(small, load_mutator=False)
+    sides = [local_run(merged, suite, journaled=j) for j in (True, False)]
+    base = local_run(Journal.open(home, baseline), suite)
+    assert diff_runs(base, sides[0]).to_dict() == diff_runs(base, sides[1]).to_dict()
 
 
 def test_merge_reads_shard_folders_copied_from_other_machines(home: Path, small: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stateval.compare import FIELD_PREFIX, op_counts, slot_counts
 from stateval.run import RunSummary
@@ -99,6 +99,27 @@ class Observation:
             slots=None if slot is None else slot_counts(slot),
             ops=edit_counts((name, text) for name, _, _, text in named),
             shares={} if shares is None else {intern(k): v for k, v in shares.items()},
+        )
+
+    @classmethod
+    def from_compact(
+        cls, data: Mapping[str, Any], *, error: bool, time_used: float | None
+    ) -> Observation:
+        """The observation of a local run's case from its compact scores
+        (`stateval.run.compact_scores`, journaled with its result or made from its score):
+        what the diff's columns and metrics read, its field labels only where ``extra``."""
+        slots = data.get("slots")
+        return cls(
+            scores={intern(name): _SHARED.get(value, value) for name, value in data["s"].items()},
+            labels={intern(name): "extra" for name in data.get("x", ())},
+            error=error,
+            time_used=time_used,
+            slots=None if slots is None else (int(slots[0]), int(slots[1])),
+            ops={
+                op: (int(right), int(n), dict(errors))
+                for op, (right, n, errors) in data.get("ops", {}).items()
+            },
+            shares={intern(k): (float(a), float(b)) for k, (a, b) in data["shares"].items()},
         )
 
     @property

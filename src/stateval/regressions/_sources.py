@@ -9,19 +9,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stateval.compare import MetricsAccumulator
 from stateval.errors import DiffError
 from stateval.regressions._columns import ColumnsBuilder, RunColumns
 from stateval.regressions._phoenix_rest import parse_experiment, read_experiment
 from stateval.regressions._scores import ExperimentLink, Observation, ScoredRun
 from stateval.run import (
+    SCORES_KEY,
     CaseResult,
     CaseScore,
     Journal,
     RunHeader,
     Scoring,
+    compact_scores,
     journaled_results,
     list_runs,
     score_case,
+    scores_fingerprint,
 )
 from stateval.suite import Case, Suite, load_suite
 
@@ -45,10 +49,16 @@ def experiment_link(journal: Journal) -> ExperimentLink | None:
     )
 
 
-def local_run(journal: Journal, suite: Suite) -> RunColumns:
+def local_run(journal: Journal, suite: Suite, *, journaled: bool = True) -> RunColumns:
     """A journaled run, every repetition of every case scored under ``suite``'s current
     policies (both sides of a diff are scored alike), as the columns a diff reads: each case
-    is scored and reduced to its place in the columns, then dropped."""
+    is reduced to its place in the columns, then dropped.
+
+    A run whose header's scores fingerprint is the suite's (`stateval.run.scores_fingerprint`)
+    is read from the compact scores its result records hold, unless ``journaled`` is False;
+    otherwise, and for a record without them, the case is scored again. Both ways give the
+    same columns.
+    """
     known = set(suite.cases.ids)  # ids only: no case is parsed twice
     unknown = [c for c in journal.results if c not in known]
     if unknown:
@@ -59,19 +69,13 @@ def local_run(journal: Journal, suite: Suite) -> RunColumns:
     scoring = Scoring.from_suite(suite)
     figures = scoring.accumulator()  # counts nothing: gives each case's share of the figures
     builder = ColumnsBuilder()
-    for case, reps in _scored_cases(journal, suite, scoring):
-        builder.add(
-            case.id,
-            [
-                Observation.from_case_score(
-                    s,
-                    figures.case_shares(
-                        s.metrics_under(scoring, case), case.metadata, s.comparison
-                    ),
-                )
-                for s in reps
-            ],
-        )
+    current = journal.header.scores_fingerprint == scores_fingerprint(scoring, suite.cases_hash)
+    if journaled and current:
+        cases = _journaled_cases(journal, suite, scoring, figures)
+    else:
+        cases = _scored_cases(journal, suite, scoring, figures)
+    for case_id, reps in cases:
+        builder.add(case_id, reps)
     held = None
     if not journal.complete:
         held = f"{len(journal.results)} of {len(journal.header.case_ids)} planned cases"
@@ -83,21 +87,85 @@ def local_run(journal: Journal, suite: Suite) -> RunColumns:
     )
 
 
+def _observed(
+    case: Case, score: CaseScore, scoring: Scoring, figures: MetricsAccumulator
+) -> Observation:
+    """One scored repetition as the diff reads it: through its compact scores, as the run
+    journals them, so a case scored again reads as its journaled scores do."""
+    compact = compact_scores(case, score, scoring, figures)
+    if compact is None:  # no scoring core: read its evaluations
+        shares = figures.case_shares(
+            score.metrics_under(scoring, case), case.metadata, score.comparison
+        )
+        return Observation.from_case_score(score, shares)
+    return Observation.from_compact(compact, error=not score.ok, time_used=score.result.time_used)
+
+
+def _from_record(
+    record: dict[str, Any], suite: Suite, scoring: Scoring, figures: MetricsAccumulator
+) -> Observation | None:
+    """A journaled repetition's observation: its compact scores, else the case scored again
+    (None when the suite no longer has the case)."""
+    compact = record.get(SCORES_KEY)
+    if compact is not None:
+        error = record.get("error") is not None or record.get("post_state") is None
+        return Observation.from_compact(
+            compact, error=error, time_used=float(record.get("time_used") or 0.0)
+        )
+    case = suite.case(str(record["case_id"]))
+    if case is None:
+        return None
+    return _observed(
+        case, score_case(case, CaseResult.from_dict(record), scoring), scoring, figures
+    )
+
+
+def _journaled_cases(
+    journal: Journal, suite: Suite, scoring: Scoring, figures: MetricsAccumulator
+) -> Iterator[tuple[str, list[Observation]]]:
+    """(case id, its repetitions' observations) read from the journal's compact scores, in
+    the order `_scored_cases` gives them, without reading the case file."""
+    later: dict[str, list[dict[str, Any]]] = {}
+    for (case_id, _), record in sorted(journal.repeated.items(), key=lambda kv: kv[0][1]):
+        later.setdefault(case_id, []).append(record)
+    ids = [c for c in suite.cases.ids if c in journal.results]
+    for case_id, first in journal.results.read(ids):
+        if first is not None:
+            records = (first, *later.pop(case_id, ()))
+            reps = [_from_record(r, suite, scoring, figures) for r in records]
+            yield case_id, [obs for obs in reps if obs is not None]
+    for case_id, rest in later.items():  # repetitions whose first one was not journaled
+        if suite.case(case_id) is not None:
+            reps = [_from_record(r, suite, scoring, figures) for r in rest]
+            yield case_id, [obs for obs in reps if obs is not None]
+
+
 def _scored_cases(
-    journal: Journal, suite: Suite, scoring: Scoring
-) -> Iterator[tuple[Case, list[CaseScore]]]:
-    """(case, the scores of its journaled repetitions), the case file and the journal each
+    journal: Journal, suite: Suite, scoring: Scoring, figures: MetricsAccumulator
+) -> Iterator[tuple[str, list[Observation]]]:
+    """(case id, its journaled repetitions scored again), the case file and the journal each
     read through once in suite order (no seek per case)."""
     later: dict[str, list[dict[str, Any]]] = {}
     for (case_id, _), record in sorted(journal.repeated.items(), key=lambda kv: kv[0][1]):
         later.setdefault(case_id, []).append(record)
     for case, result in journaled_results(suite, journal, journal.results.keys()):
-        rest = [CaseResult.from_dict(r) for r in later.pop(case.id, ())]
-        yield case, [score_case(case, r, scoring) for r in (result, *rest)]
+        results = (result, *(CaseResult.from_dict(r) for r in later.pop(case.id, ())))
+        yield (
+            case.id,
+            [_observed(case, score_case(case, r, scoring), scoring, figures) for r in results],
+        )
     for case_id, records in later.items():  # repetitions whose first one was not journaled
         found = suite.case(case_id)
         if found is not None:
-            yield found, [score_case(found, CaseResult.from_dict(r), scoring) for r in records]
+            yield (
+                case_id,
+                [
+                    _observed(
+                        found, score_case(found, CaseResult.from_dict(r), scoring), scoring, figures
+                    )
+                    for r in records
+                ],
+            )
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ Nothing here talks to Phoenix: scored cases go to `UploadSink`s and mutator call
 from __future__ import annotations
 
 from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, TrajectorySummary, TurnPoint
+from stateval.run._compact_scores import SCORES_KEY, compact_scores, scores_fingerprint
 from stateval.run._home import ENV_HOME, stateval_home
 from stateval.run._journal import Journal
 from stateval.run._merge import merge_shards, open_run
@@ -52,6 +53,7 @@ from stateval.run._tally import (
 
 __all__ = [
     "ENV_HOME",
+    "SCORES_KEY",
     "SKIPPED",
     "AllSinks",
     "CaseResult",
@@ -80,6 +82,7 @@ __all__ = [
     "UploadSink",
     "UploadStatus",
     "close_clients",
+    "compact_scores",
     "execute",
     "find_latest",
     "find_resumable",
@@ -96,6 +99,7 @@ __all__ = [
     "run_local",
     "run_summary",
     "score_case",
+    "scores_fingerprint",
     "start_journal",
     "stateval_home",
     "submit_episode",

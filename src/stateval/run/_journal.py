@@ -6,7 +6,9 @@ Each line is one JSON record:
 - ``{"kind": "header", ...}``: the run (suite, hashes, planned case ids, Phoenix names);
 - ``{"kind": "result", "case_id", ...}``: one case's result (the mutator's post-state or error,
   as ``stateval.run.CaseResult.to_dict``); a run with ``repetitions`` > 1 (``--repeat``) has
-  one per case and repetition (``"repetition": 2``...);
+  one per case and repetition (``"repetition": 2``...); with ``"scores"``, what ``stateval
+  diff`` reads of it, made under the header's ``scores_fingerprint``
+  (`stateval.run.compact_scores`);
 - ``{"kind": "ack", "what": "dataset" | "experiment" | "run" | "evaluations", ...}``: Phoenix
   accepted an upload (so a resumed run never sends it again); a case's acknowledgement counts
   only until a later result record of that case supersedes it (``--retry-errors``);

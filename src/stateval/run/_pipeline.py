@@ -11,9 +11,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from stateval.compare import MetricsAccumulator
 from stateval.episodes import EpisodeScore
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutators import Mutator, bind_case
+from stateval.run._compact_scores import SCORES_KEY, compact_scores
 from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
 from stateval.run._results import CaseResult, CaseScore
@@ -86,6 +88,9 @@ class CasePipeline:
         judge: Rules on LLM-judged fields.
         ordered: Each episode's turns are journaled in turn order (free-running), so an
             episode's last turn being durable means all of them are.
+        figures: When the run journals each case's scores for ``stateval diff`` (its
+            header's ``scores_fingerprint`` is this scoring's), an accumulator of this
+            scoring that counts nothing (`stateval.run.compact_scores`); else None.
     """
 
     journal: Journal
@@ -99,6 +104,7 @@ class CasePipeline:
     judge: FieldJudge | None = None
     ordered: bool = False
     evaluator: LLMEvaluator | None = None
+    figures: MetricsAccumulator | None = None
 
     async def run(
         self, case: Case, repetition: int = 1, pre_state: InterpretiveState | None = None
@@ -120,26 +126,23 @@ class CasePipeline:
         return await self.record(case, result)
 
     async def record(self, case: Case, result: CaseResult) -> CaseResult:
-        """Journal, score, count and hand on a case's result (one the mutator produced, or a
+        """Score, journal, count and hand on a case's result (one the mutator produced, or a
         skipped turn's); return it."""
         journal, scoring = self.journal, self.scoring
-        durable = journal.submit_result(case.id, result.to_dict())
         try:
             score = score_case(case, result, scoring)
         except Exception as exc:
             # A check or metric that cannot take this case's values fails the case only.
-            result = result.failed("scoring", exc)
-            durable = journal.submit_result(case.id, result.to_dict())
-            score = score_case(case, result, scoring)
+            score = score_case(case, result.failed("scoring", exc), scoring)
         if self.sink is not None:
             # The sink reads the evaluations: made here, before the case is counted, so that a
             # failure to make them is this case's error (see CaseScore) everywhere.
             _ = score.evaluations
         first = result.repetition == 1
         episode = self.tally.add(case, score, self.index[case.id]) if first else None
-        if score.result is not result:  # making its scores failed: journal the error
-            result = score.result
-            durable = journal.submit_result(case.id, result.to_dict())
+        record = self._journaled(case, score)
+        result = score.result  # the case's error, when making its scores failed
+        durable = journal.submit_result(case.id, record)
         if self.sink is not None:
             await asyncio.wrap_future(durable)
             self.sink.submit(case, score)
@@ -151,6 +154,21 @@ class CasePipeline:
         if self.on_case is not None:
             self.on_case(score)
         return result
+
+    def _journaled(self, case: Case, score: CaseScore) -> dict[str, Any]:
+        """The result record of a scored case: its result, and its scores when the run
+        journals them (and they can be made)."""
+        figures = self.figures
+        scores = None
+        if figures is not None:
+            try:
+                scores = compact_scores(case, score, self.scoring, figures)
+            except Exception:
+                scores = None  # the diff scores this case again
+        record = score.result.to_dict()
+        if scores is not None:
+            record[SCORES_KEY] = scores
+        return record
 
 
 async def _run_case(

@@ -50,6 +50,9 @@ class RunHeader(BaseModel):
     repetitions: int = Field(default=1, ge=1)
     mode: Literal["teacher_forced", "free_running"] = "teacher_forced"
     merged_from: list[str] = Field(default_factory=list)
+    scores_fingerprint: str | None = None
+    """The scoring settings its result records' ``scores`` were made under
+    (`stateval.run.scores_fingerprint`); None in runs journaled before them."""
 
 
 def runs_dir(root: str | Path) -> Path:

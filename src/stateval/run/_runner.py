@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from stateval.episodes import SKIPPED, EpisodeScore, run_free
 from stateval.errors import StatevalError
 from stateval.mutators import Mutator
+from stateval.run._compact_scores import scores_fingerprint
 from stateval.run._episode_tracker import episode_tracker
 from stateval.run._journal import Journal
 from stateval.run._pipeline import CasePipeline, CaseSpan, SpanFactory, no_span, submit_episode
@@ -203,6 +204,9 @@ async def execute(
         on_case,
         judge,
         ordered=free,
+        figures=scoring.accumulator()
+        if journal.header.scores_fingerprint == scores_fingerprint(scoring, suite.cases_hash)
+        else None,
     )
     todo = cases()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from stateval.errors import JournalError, SuiteError
 from stateval.mutators import LLMMutator
+from stateval.run._compact_scores import scores_fingerprint
 from stateval.run._journal import Journal
 from stateval.run._outcome import OnScored, RunOutcome
 from stateval.run._results import CaseScore
@@ -107,6 +108,7 @@ def start_journal(
         fields_as=fields_as or suite.phoenix.fields_as,
         repetitions=repetitions,
         mode=mode,
+        scores_fingerprint=scores_fingerprint(Scoring.from_suite(suite), suite.cases_hash),
     )
     if shard is None:
         header.experiment_name = f"{suite.phoenix.experiment_prefix}-{header.run_id}"

@@ -1,0 +1,158 @@
+"""What a diff reads of each case, journaled with its result under a fingerprint of the
+scoring settings, so ``stateval diff`` and the ``--baseline`` gate need not score a run again.
+
+A run's header holds `scores_fingerprint` of the suite it runs (policies, slot schema, checks,
+``metrics:`` settings, slices, the cases' hash and stateval's version; not the mutator, the
+thresholds or Phoenix names), and each result record the run writes holds ``"scores"``: the
+case's `compact_scores`, about 0.5 KB for 20 fields:
+
+- ``s``: score name -> score, of each field evaluation (``field:<path>``, sub-fields of lists
+  of records too) and of the case-level scores a diff's metrics read (``state_accuracy``,
+  ``overall_match``, ``changed_fields_accuracy``, ``preserved_fields_accuracy``,
+  ``slot_accuracy``), as the scoring core gives them (`stateval.compare.CaseScores`);
+- ``x``: the field evaluations labelled ``extra``;
+- ``slots``: ``[right, total]`` schema slots, with a slot schema;
+- ``ops``: expected edit operation -> ``[right, n, {error: count}]``;
+- ``shares``: run-summary figure -> the case's ``[numerator, denominator]`` share of it
+  (`stateval.compare.MetricsAccumulator.case_shares`).
+
+The diff reads these when the run's fingerprint equals the current suite's, and scores the
+journal again otherwise (a run journaled before them, or a suite whose policies changed since:
+both sides of a diff must be scored alike). `stateval.regressions` turns them into the same
+observations scoring the case again gives, and scores a case again through this same function,
+so the two ways give the same figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from stateval.compare import SCORED_OPS, MetricsAccumulator, view_accuracy
+from stateval.run._results import CaseScore
+from stateval.run._scoring import Scoring
+from stateval.suite import Case
+
+__all__ = ["SCORES_KEY", "compact_scores", "scores_fingerprint"]
+
+SCORES_KEY = "scores"
+"""The key of a result record that holds its case's `compact_scores`."""
+_FORMAT = 1  # bump when what `compact_scores` writes changes
+_SCORED = frozenset(op.value for op in SCORED_OPS)  # the operations scored as ``op:<op>``
+
+
+def scores_fingerprint(scoring: Scoring, cases_hash: str) -> str:
+    """A hash of what a case's scores depend on besides its result: ``scoring`` (not its
+    thresholds), the cases (``cases_hash``) and stateval's version."""
+    from stateval._version import __version__
+
+    settings = {
+        name: _canonical(getattr(scoring, name))
+        for name in (
+            "policies",
+            "slots",
+            "checks",
+            "schema",
+            "services_key",
+            "slices",
+            "metric_options",
+            "seen_services",
+        )
+    }
+    data = {"format": _FORMAT, "stateval": __version__, "cases": cases_hash, **settings}
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    """``value`` as plain JSON data that is the same in every process (sets sorted, mappings
+    in their order, a function by its name)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, enum.Enum):
+        return _canonical(value.value)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _canonical(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    if isinstance(value, Mapping):
+        out = [[str(k), _canonical(v)] for k, v in value.items()]
+        default = getattr(value, "default", None)  # FieldPolicies: its rules and default
+        return [out, _canonical(default)] if default is not None else out
+    if isinstance(value, set | frozenset):
+        return sorted((_canonical(v) for v in value), key=repr)
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    name = getattr(value, "__qualname__", None)
+    if name is not None:
+        return f"{getattr(value, '__module__', '')}.{name}"
+    return repr(value)
+
+
+def compact_scores(
+    case: Case, score: CaseScore, scoring: Scoring, figures: MetricsAccumulator
+) -> dict[str, Any] | None:
+    """What a diff reads of one scored case (see the module docstring), or None when the
+    score has no scoring core (its evaluations were given, not made).
+
+    ``figures`` (``scoring.accumulator()``, nothing counted) gives the case's shares of the
+    run-summary figures.
+    """
+    core = score.case_scores()
+    if core is None:
+        return None
+    failed = core.failure is not None
+    scores: dict[str, float] = {
+        "state_accuracy": score.accuracy,
+        "overall_match": 0.0 if failed else float(core.comparison.overall_match),
+    }
+    delta = core.delta
+    if delta is not None:
+        for name, view in (
+            ("changed_fields_accuracy", delta.changed),
+            ("preserved_fields_accuracy", delta.preserved),
+        ):
+            if failed:
+                scores[name] = 0.0
+            elif view.paths:
+                value = view_accuracy(view)
+                if value is not None:
+                    scores[name] = value
+    out: dict[str, Any] = {"s": scores}
+    slots = core.slots
+    if slots is not None:
+        scores["slot_accuracy"] = slots.slot_accuracy if slots.slot_accuracy is not None else 0.0
+        out["slots"] = [slots.right, slots.total]
+    extra = []
+    for name, value, label in core.field_outcomes():
+        scores[name] = value
+        if label == "extra":
+            extra.append(name)
+    if extra:
+        out["x"] = extra
+    if core.edits is not None:
+        ops: dict[str, list[Any]] = {}
+        for edit in core.edits:
+            counts = ops.get(edit.expected.value)
+            if counts is None:
+                counts = ops[edit.expected.value] = [0, 0, Counter()]
+            counts[0] += edit.error is None
+            counts[1] += 1
+            if edit.error is not None:
+                counts[2][edit.error.value] += 1
+        out["ops"] = {op: [r, n, dict(e)] for op, (r, n, e) in ops.items() if op in _SCORED}
+    shares = figures.case_shares(
+        score.metrics_under(scoring, case), case.metadata, score.comparison
+    )
+    out["shares"] = {name: list(pair) for name, pair in shares.items()}
+    return out
