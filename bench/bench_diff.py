@@ -2,24 +2,28 @@
 script, against the implementation before issue 25 measured at a smaller size.
 
 A suite of ``n`` 20-field flat cases is written, then two journals of it the way the run
-writes them (`stateval.run.Journal`, one result record per case, `CaseResult.to_dict`): the
-baseline gets ten fields right and one field wrong per case; the candidate the same with a
-seeded few percent of cases worse on one field and better on another, so the diff has real
-regressions, improvements and intervals to find. Each diff runs in a child process
-(``os.wait4``: user + system CPU seconds and ``ru_maxrss``) through `stateval.cli` (``diff
-BASE CAND --json``):
+writes them (`stateval.run.Journal`, one result record per case, `CaseResult.to_dict` with
+the case's `compact_scores`, the header's `scores_fingerprint`): the baseline gets ten fields
+right and one field wrong per case; the candidate the same with a seeded few percent of cases
+worse on one field and better on another, so the diff has real regressions, improvements and
+intervals to find. Each diff runs in a child process (``os.wait4``: user + system CPU seconds
+and ``ru_maxrss``) through `stateval.cli` (``diff BASE CAND --json``):
 
-- ``new``: the diff as shipped (each case scored and reduced to its observations; the
-  paired normal interval from `NORMAL_FROM` cases on).
-- ``old``: what the diff did before: every repetition's score kept for the whole run
-  (`journaled_repetitions`) and the scipy bootstrap at every size.
+- ``new``: the diff as shipped (each case's journaled compact scores reduced to its place in
+  the columns; the paired normal interval from `NORMAL_FROM` cases on).
+- ``rescore``: the same diff scoring both journals again (``local_run(...,
+  journaled=False)``: what it does for runs journaled before compact scores, or a suite whose
+  scoring changed), at ``--rescore-size``.
+- ``old``: what the diff did before issue 25: every repetition's score kept for the whole run
+  (`journaled_repetitions`) and the scipy bootstrap at every size, at ``--old-size``.
 
-Printed: each size's CPU and peak RSS, new/old at the old size, the growth 25k -> 100k (linear
-is 4x), and whether the 100k diff meets the targets (<= 30 s CPU, <= 500 MiB).
+Printed: each size's CPU and peak RSS, new/rescore and new/old where both ran, the growth
+25k -> 100k (linear is 4x), and whether the 100k diff meets the targets (<= 30 s CPU, <= 500
+MiB). Every mode's verdicts at one size must agree (a line starting ``!!`` says they do not).
 
 Usage:
-    python bench/bench_diff.py                       # sizes 25000,100000, old at 5000
-    python bench/bench_diff.py --sizes 300,1200 --old-size 300     # the smoke test's
+    python bench/bench_diff.py              # sizes 25000,100000, rescore at 25000, old at 5000
+    python bench/bench_diff.py --sizes 300,1200 --old-size 300 --rescore-size 300   # smoke
 """
 
 from __future__ import annotations
@@ -55,6 +59,11 @@ if mode == "old":
                                      suite_name=journal.header.suite_name)
 
     _sources.local_run = local_run
+elif mode == "rescore":
+    import functools
+    from stateval.regressions import _sources
+
+    _sources.local_run = functools.partial(_sources.local_run, journaled=False)
 from stateval.cli import main
 sys.argv = ["stateval", "diff", *sys.argv[2:]]
 main()
@@ -82,18 +91,31 @@ def write_suite(folder: Path, n: int) -> Path:
 
 def write_run(home: Path, suite_path: Path, n: int, *, candidate: bool) -> str:
     """A journal of ``n`` results of the suite; the run id."""
-    from stateval.run import Journal, RunHeader
+    from stateval.run import (
+        SCORES_KEY,
+        CaseResult,
+        Journal,
+        RunHeader,
+        Scoring,
+        compact_scores,
+        score_case,
+        scores_fingerprint,
+    )
     from stateval.suite import load_suite
 
     suite = load_suite(suite_path, load_mutator=False)
+    scoring = Scoring.from_suite(suite)
+    figures = scoring.accumulator()
     header = RunHeader(
         suite_path=str(suite_path.resolve()),
         suite_name=suite.name,
         suite_hash=suite.suite_hash,
         cases_hash=suite.cases_hash,
         case_ids=[c.id for c in suite.cases],
+        scores_fingerprint=scores_fingerprint(scoring, suite.cases_hash),
     )
     journal = Journal.create(home, header)
+    cases = iter(suite.cases)
     rng = random.Random(7)
     for i in range(n):
         post = {f"f{j}": f"old{i}.{j}" for j in range(FIELDS)}
@@ -118,7 +140,11 @@ def write_run(home: Path, suite_path: Path, n: int, *, candidate: bool) -> str:
             "started_at": None,
             "judgements": [],
         }
-        journal.submit_result(f"c{i}", record)
+        case = next(cases)
+        scores = compact_scores(
+            case, score_case(case, CaseResult.from_dict(record), scoring), scoring, figures
+        )
+        journal.submit_result(f"c{i}", {**record, SCORES_KEY: scores})
     journal.append_end()
     journal.flush()
     return journal.run_id
@@ -151,8 +177,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="25000,100000", help="new-implementation sizes")
     parser.add_argument("--old-size", type=int, default=5000, help="size the old one runs at")
+    parser.add_argument(
+        "--rescore-size", type=int, default=25000, help="size the rescoring diff runs at"
+    )
     args = parser.parse_args()
-    sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.old_size})
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.old_size, args.rescore_size})
     print(
         f"stateval diff of two journaled runs, {FIELDS}-field cases (load {os.getloadavg()[0]:.1f})"
     )
@@ -166,7 +195,9 @@ def main() -> None:
             base = write_run(home, suite, n, candidate=False)
             cand = write_run(home, suite, n, candidate=True)
             print(f"    {n:>7,} cases: two journals written in {time.perf_counter() - start:.1f} s")
-            modes = ["new", "old"] if n == args.old_size else ["new"]
+            modes = ["new"]
+            modes += ["rescore"] if n == args.rescore_size else []
+            modes += ["old"] if n == args.old_size else []
             seen: dict[str, dict[str, str]] = {}
             for mode in modes:
                 load = os.getloadavg()[0]
@@ -178,16 +209,17 @@ def main() -> None:
                     f"(regressed: {', '.join(data['regressed_fields']) or '-'}; "
                     f"improved: {', '.join(data['improved_fields']) or '-'}; load {load:.1f})"
                 )
-            if len(seen) == 2 and seen["new"] != seen["old"]:
-                diff = {k: (v, seen["old"].get(k)) for k, v in seen["new"].items()}
-                print(f"!! new and old verdicts differ at {n}: {diff}")
-    small = args.old_size
-    new_cpu, new_rss = results[("new", small)]
-    old_cpu, old_rss = results[("old", small)]
-    print(
-        f"    at {small:,} cases new/old: CPU {new_cpu / old_cpu:.2f}x, "
-        f"peak RSS {new_rss / old_rss:.2f}x"
-    )
+            for other in modes[1:]:
+                if seen[other] != seen["new"]:
+                    diff = {k: (v, seen[other].get(k)) for k, v in seen["new"].items()}
+                    print(f"!! new and {other} verdicts differ at {n}: {diff}")
+    for other, size in (("rescore", args.rescore_size), ("old", args.old_size)):
+        new_cpu, new_rss = results[("new", size)]
+        cpu, rss = results[(other, size)]
+        print(
+            f"    at {size:,} cases new/{other}: CPU {new_cpu / cpu:.2f}x, "
+            f"peak RSS {new_rss / rss:.2f}x"
+        )
     top = max(sizes)
     lower = [n for n in sizes if n < top]
     if lower:

@@ -136,12 +136,17 @@ def test_bench_traces_scores_a_few_spans(phoenix_url: str) -> None:
     assert "peak Python memory" in out
 
 
-def test_bench_diff_measures_both_implementations_on_tiny_runs() -> None:
-    out = _bench("bench_diff.py", "--sizes", "120,240", "--old-size", "120")
+def test_bench_diff_measures_every_implementation_on_tiny_runs() -> None:
+    out = _bench(
+        "bench_diff.py", "--sizes", "120,240", "--old-size", "120", "--rescore-size", "120"
+    )
     assert "    120 cases  new:" in out
+    assert "    120 cases  rescore:" in out
     assert "    120 cases  old:" in out
     assert "regressed: f5; improved: f3" in out
+    assert "new/rescore: CPU" in out
     assert "new/old: CPU" in out
+    assert "!!" not in out  # every implementation's verdicts agree
     assert "growth 120 -> 240" in out
     assert "peak RSS" in out
 
