@@ -153,8 +153,10 @@ def _same_columns(left: RunColumns, right: RunColumns) -> None:
     assert left.fields.keys() == right.fields.keys()
     for path, column in left.fields.items():
         other = right.fields[path]
-        found = dict(zip((move[i] for i in column.cases.tolist()), column.values.tolist()))
-        assert found == dict(zip(other.cases.tolist(), other.values.tolist())), path
+        found = dict(
+            zip((move[i] for i in column.cases.tolist()), column.values.tolist(), strict=True)
+        )
+        assert found == dict(zip(other.cases.tolist(), other.values.tolist(), strict=True)), path
     assert [m.name for m in left.measures] == [m.name for m in right.measures]
     for name, rows in left.metrics.items():
         assert rows.tolist() == right.metrics[name][move].tolist(), name
@@ -195,7 +197,8 @@ def test_repetitions_are_journaled_and_read_alike(project: Path) -> None:
     base = _run(project, "good", "--repeat", "2")
     cand = _run(project, "bad", "--repeat", "2")
     journal = Journal.open(project / ".stateval", cand)
-    assert journal.repeated and all(SCORES_KEY in r for r in journal.repeated.values())
+    assert journal.repeated
+    assert all(SCORES_KEY in r for r in journal.repeated.values())
     assert _diff(project, base, cand) == _diff(project, base, cand, journaled=False)
     suite = load_suite(project / "suite.yaml", load_mutator=False)
     _same_columns(_side(project, cand), _observed_columns(suite, journal))

@@ -147,9 +147,11 @@ def test_a_merged_run_keeps_its_shards_journaled_scores_for_the_diff(
     assert _invoke("merge", *shards).exit_code == 1
     merged = Journal.open(home)
     fingerprint = Journal.open(home, shards[0]).header.scores_fingerprint
-    assert fingerprint is not None and merged.header.scores_fingerprint == fingerprint
+    assert fingerprint is not None
+    assert merged.header.scores_fingerprint == fingerprint
     records = [r for _, r in merged.results.read(list(merged.results))]
-    assert len(records) == N and all(r is not None and SCORES_KEY in r for r in records)
+    assert len(records) == N
+    assert all(r is not None and SCORES_KEY in r for r in records)
     suite = load_suite(small, load_mutator=False)
     sides = [local_run(merged, suite, journaled=j) for j in (True, False)]
     base = local_run(Journal.open(home, baseline), suite)
