@@ -42,7 +42,8 @@ class StructuredInput:
         if not isinstance(self.metadata, Mapping):
             raise InvalidValueError(self.metadata, "StructuredInput.metadata must be a mapping")
         copied = dict(self.metadata)
-        check_json_value(copied, "metadata")
+        if copied:
+            check_json_value(copied, "metadata")
         object.__setattr__(self, "metadata", MappingProxyType(copied))
 
     def __repr__(self) -> str:

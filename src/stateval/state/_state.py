@@ -115,7 +115,8 @@ _STR = {str}
 def _surrogate_in(values: Mapping[str, Any], kinds: set[type]) -> bool:
     """Whether a string value holds an unpaired surrogate (one scan of them all)."""
     strings = values.values() if kinds == _STR else (v for v in values.values() if type(v) is str)
-    return _SURROGATE.search("".join(strings)) is not None
+    joined = "".join(strings)
+    return not joined.isascii() and _SURROGATE.search(joined) is not None
 
 
 def _checked(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,6 +65,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def check_json_value(value: object, path: str | None = None) -> None:
     """Raise `InvalidValueError` unless ``value`` is a JSON value: finite numbers, string keys,
     text without unpaired surrogates, nested at most `MAX_VALUE_DEPTH` deep."""
+    if value.__class__ is str and value.isascii():
+        return  # the common value: ASCII text (``isascii`` reads a flag) holds no surrogate
     problem = _json_problem(value)
     if problem is not None:
         raise InvalidValueError(value, problem, path)
@@ -72,7 +74,7 @@ def check_json_value(value: object, path: str | None = None) -> None:
 
 def check_text(text: str, what: str) -> None:
     """Raise `InvalidValueError` when ``text`` holds an unpaired surrogate (not Unicode text)."""
-    if _SURROGATE.search(text):
+    if not text.isascii() and _SURROGATE.search(text):
         raise InvalidValueError(text, f"{what} holds an unpaired surrogate, which is not text")
 
 
@@ -83,7 +85,7 @@ def _json_problem(root: object) -> str | None:
         if value is None or isinstance(value, bool | int):
             continue
         if isinstance(value, str):
-            if _SURROGATE.search(value):
+            if not value.isascii() and _SURROGATE.search(value):
                 return f"{where} holds an unpaired surrogate, which is not text"
         elif isinstance(value, float):
             if not math.isfinite(value):
@@ -96,7 +98,7 @@ def _json_problem(root: object) -> str | None:
                 for key, item in value.items():
                     if not isinstance(key, str):
                         return f"{where} has a non-string key {key!r}"
-                    if _SURROGATE.search(key):
+                    if not key.isascii() and _SURROGATE.search(key):
                         return f"{where} has a key holding an unpaired surrogate"
                     children.append((item, f"{where}[{key!r}]", depth + 1))
             else:
