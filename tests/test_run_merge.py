@@ -4,9 +4,11 @@ its figures, reports, gate and exit code those of a single process."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,16 @@ from typer.testing import CliRunner
 
 from stateval.cli import app
 from stateval.regressions import diff_runs, local_run
-from stateval.run import SCORES_KEY, Journal, list_runs
+from stateval.run import (
+    SCORES_KEY,
+    Journal,
+    list_runs,
+    merge_shards,
+    merged_tally,
+    rescore,
+    rescored_tally,
+    run_summary,
+)
 from stateval.suite import load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
@@ -116,6 +127,36 @@ def test_merged_shards_of_the_multiwoz_example_report_what_the_single_run_does(
     first = Journal.open(home, list_runs(home)[0])
     assert journal.header.case_ids == first.header.case_ids  # planned as the single run
     assert Path("m.xml").read_text().count("<testcase") == 213
+
+
+def test_the_shards_counts_add_up_to_the_rescored_merged_run(home: Path, tmp_path: Path) -> None:
+    """What ``--workers`` does instead of scoring the merged run again: each shard's counts,
+    pickled as a worker sends them, added up; every figure equals the rescored run's (the
+    MultiWOZ example with TRADE's convention: episodes, slots, slices, calibration, failing
+    cases)."""
+    suite_file = tmp_path / "trade.yaml"
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["mutator"]["path"] = data["slots"]["path"] = str(EXAMPLE.parent)
+    data["cases"]["file"] = str(EXAMPLE.parent / data["cases"]["file"])
+    data["metrics"] = {"convention": "trade"}
+    suite_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    shards = [Journal.open(home, r) for r in _shards(suite_file, home, 3)]
+    suite = load_suite(suite_file)
+    parts = [pickle.loads(pickle.dumps(rescored_tally(suite, j).part())) for j in shards]
+    merged = merge_shards(home, shards, suite.cases.ids)
+    added = run_summary(suite, merged, merged_tally(suite, merged, shards[::-1], parts[::-1]))
+    rescored = rescore(suite, merged)
+    assert replace(added, cases=(), failing=()) == replace(rescored, cases=(), failing=())
+    assert added.n_cases == 213
+    assert 0 < added.n_failing < 213
+    assert [f.case_id for f in added.failing] == [f.case_id for f in rescored.failing]
+    assert added.episodes is not None
+    assert added.episodes.n_episodes == 29
+    assert added.metrics is not None
+    assert added.metrics.slices["metadata.dialogue"]
+    assert added.metrics.convention is not None
+    assert added.calibration is not None
+    assert added.calibration.overall.n > 0
 
 
 def test_merge_keeps_the_exit_code_and_the_gate_of_a_single_run(home: Path, small: Path) -> None:

@@ -14,6 +14,11 @@ Example:
     ...     b += x
     >>> float(a) == float(b) == 0.6
     True
+    >>> c = ExactSum()
+    >>> c += 0.1
+    >>> c.merge(b)  # a shard's sum, added exactly
+    >>> float(c) == 0.7
+    True
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ class ExactSum:
             x = high
         partials[i:] = [x]
         return self
+
+    def merge(self, other: ExactSum) -> None:
+        """Add ``other``'s sum (a shard's, say) to this one, exactly."""
+        for partial in other._partials:
+            self += partial
 
     def __float__(self) -> float:
         return math.fsum(self._partials)

@@ -150,6 +150,11 @@ class _Counts:
         self.wrong = [0] * (_N * _N)
         self.errors = [0] * len(_ERRORS)
 
+    def merge(self, other: _Counts) -> None:
+        self.cells = [a + b for a, b in zip(self.cells, other.cells, strict=True)]
+        self.wrong = [a + b for a, b in zip(self.wrong, other.wrong, strict=True)]
+        self.errors = [a + b for a, b in zip(self.errors, other.errors, strict=True)]
+
     def result(self) -> EditCounts:
         def cells(values: list[int]) -> dict[tuple[EditOp, EditOp], int]:
             return {
@@ -188,6 +193,16 @@ class EditTally:
                 at = _ERROR_INDEX[edit.error]
                 counts.errors[at] += 1
                 pooled.errors[at] += 1
+
+    def merge(self, other: EditTally) -> None:
+        """Add the counts of ``other`` (another shard's cases, say)."""
+        self.n_cases += other.n_cases
+        self._pooled.merge(other._pooled)
+        for path, counts in other._fields.items():
+            mine = self._fields.get(path)
+            if mine is None:
+                mine = self._fields[path] = _Counts()
+            mine.merge(counts)
 
     def result(self) -> EditMatrix:
         """The matrix of every case added so far."""

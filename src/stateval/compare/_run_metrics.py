@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stateval._exact_sum import ExactSum
 from stateval.compare._comparison import StateComparison
 from stateval.compare._field_metrics import (
     CaseMetrics,
@@ -125,6 +126,11 @@ class _Counts:
         self.by_kind = [0] * len(_KIND)
         self.credit = self.score_sum = 0.0
 
+    def merge(self, other: _Counts) -> None:
+        self.by_kind = [a + b for a, b in zip(self.by_kind, other.by_kind, strict=True)]
+        self.credit += other.credit
+        self.score_sum += other.score_sum
+
     @property
     def correct(self) -> int:
         return self.by_kind[_KIND[Outcome.CORRECT]]
@@ -182,7 +188,11 @@ class MetricsAccumulator:
         self._fields: dict[str, _Counts] = {s: _Counts() for s in self.slots or ()}
         self._n = self._joint = self._slot_right = self._slot_total = 0
         self._tp = self._fp = self._fn = 0.0
-        self._case_p = self._case_r = self._case_f1 = 0.0
+        # the sums of each case's P, R, F1 (averaging: case), exact: the same figure in any
+        # order of the cases (a run's, or its shards' merged)
+        self._case_sums = (
+            [ExactSum(), ExactSum(), ExactSum()] if self.options.averaging == "case" else None
+        )
         self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
         self._units: UnitAccumulator | None = None
         if self.options.scope is not None:
@@ -190,6 +200,40 @@ class MetricsAccumulator:
             self._units = UnitAccumulator(
                 self.options, info, services_key, self.slice_keys, seen_services
             )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (a worker's counts, sent to the driver) without the active-slots function,
+        # a method of the suite's scoring: the counts are merged into the driver's own
+        # accumulator, which has it
+        return {**self.__dict__, "_active": None}
+
+    def merge(self, other: MetricsAccumulator) -> None:
+        """Add the counts of ``other`` (of the same slots, options and slices; another shard's
+        cases, say), as if its cases had been added here."""
+        for path, counts in other._fields.items():
+            mine = self._fields.get(path)
+            if mine is None:
+                mine = self._fields[path] = _Counts()
+            mine.merge(counts)
+        self._n += other._n
+        self._joint += other._joint
+        self._slot_right += other._slot_right
+        self._slot_total += other._slot_total
+        self._tp += other._tp
+        self._fp += other._fp
+        self._fn += other._fn
+        if self._case_sums is not None and other._case_sums is not None:
+            for mine_sum, theirs in zip(self._case_sums, other._case_sums, strict=True):
+                mine_sum.merge(theirs)
+        for key, groups in other._slices.items():
+            mine_groups = self._slices.setdefault(key, {})
+            for value, child in groups.items():
+                kept = mine_groups.get(value)
+                if kept is None:
+                    kept = mine_groups[value] = self._child()
+                kept.merge(child)
+        if self._units is not None and other._units is not None:
+            self._units.merge(other._units)
 
     def _child(self) -> MetricsAccumulator:
         # a convention's figures are sliced by its own unit accumulator
@@ -281,18 +325,18 @@ class MetricsAccumulator:
         self._tp += case.tp
         self._fp += case.fp
         self._fn += case.fn
-        (p, _), (r, _), (f1, _) = case.value_shares("case")
-        self._case_p += p
-        self._case_r += r
-        self._case_f1 += f1
+        sums = self._case_sums
+        if sums is not None:
+            (p, _), (r, _), (f1, _) = case.value_shares("case")
+            sums[0] += p
+            sums[1] += r
+            sums[2] += f1
 
     def result(self) -> RunMetrics:
         """The metrics of every case added so far."""
         n = self._n
-        if self.options.averaging == "case":
-            p, r, f1 = (
-                (self._case_p / n, self._case_r / n, self._case_f1 / n) if n else (0.0, 0.0, 0.0)
-            )
+        if self._case_sums is not None:
+            p, r, f1 = (float(x) / n for x in self._case_sums) if n else (0.0, 0.0, 0.0)
         else:
             p, r, f1 = prf(self._tp, self._fp, self._fn)
         schema = self.slots is not None

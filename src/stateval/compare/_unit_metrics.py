@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from stateval._exact_sum import ExactSum
 from stateval.compare._comparison import StateComparison
 from stateval.compare._conventions import CONVENTIONS, SLOT_SCORERS, SlotPair, report_prefix
 from stateval.compare._metric_options import MetricOptions
@@ -194,14 +195,15 @@ class ConventionMetrics:
 
 
 class _Sums:
-    """One group's running sums per figure: numerators, denominators, ratios, defined units."""
+    """One group's running sums per figure: numerators, denominators, ratios, defined units
+    (exact: the same figures in any order of the units, a run's or its shards' merged)."""
 
     __slots__ = ("den", "n", "num", "ratio")
 
     def __init__(self, n_figures: int) -> None:
-        self.num = [0.0] * n_figures
-        self.den = [0.0] * n_figures
-        self.ratio = [0.0] * n_figures
+        self.num = [ExactSum() for _ in range(n_figures)]
+        self.den = [ExactSum() for _ in range(n_figures)]
+        self.ratio = [ExactSum() for _ in range(n_figures)]
         self.n = [0] * n_figures
 
     def add(self, ratios: Sequence[Ratio]) -> None:
@@ -216,10 +218,24 @@ class _Sums:
                 self.ratio[i] += r[0]
             self.n[i] += 1
 
+    def merge(self, other: _Sums) -> None:
+        for mine, theirs in (
+            *zip(self.num, other.num, strict=True),
+            *zip(self.den, other.den, strict=True),
+            *zip(self.ratio, other.ratio, strict=True),
+        ):
+            mine.merge(theirs)
+        self.n = [a + b for a, b in zip(self.n, other.n, strict=True)]
+
     def values(self, pooled: bool) -> list[float | None]:
         if pooled:
-            return [num / den if den else None for num, den in zip(self.num, self.den, strict=True)]
-        return [total / n if n else None for total, n in zip(self.ratio, self.n, strict=True)]
+            return [
+                float(num) / float(den) if float(den) else None
+                for num, den in zip(self.num, self.den, strict=True)
+            ]
+        return [
+            float(total) / n if n else None for total, n in zip(self.ratio, self.n, strict=True)
+        ]
 
 
 class UnitAccumulator:
@@ -254,8 +270,7 @@ class UnitAccumulator:
         self.seen = None if seen_services is None else frozenset(seen_services)
         self.prefix = report_prefix(options)
         self.figures = reported_figures(options)
-        self._functions = [_BY_JOINT[options.joint][f] for f in self.figures]
-        self._score = SLOT_SCORERS[options.matching]
+        self._set_scorers()
         self._all = _Sums(len(self.figures))
         self._slices: dict[str, dict[str, _Sums]] = {}
         self._n = 0
@@ -279,6 +294,31 @@ class UnitAccumulator:
                     sums = groups[value] = _Sums(len(self.figures))
                 sums.add(ratios)
 
+    def _set_scorers(self) -> None:
+        self._functions = [_BY_JOINT[self.options.joint][f] for f in self.figures]
+        self._score = SLOT_SCORERS[self.options.matching]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (a worker's sums, sent to the driver) without the scoring functions (some
+        # are lambdas): they are looked up again from the options when unpickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("_functions", "_score")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._set_scorers()
+
+    def merge(self, other: UnitAccumulator) -> None:
+        """Add the sums of ``other`` (same settings; another shard's cases, say)."""
+        self._n += other._n
+        self._all.merge(other._all)
+        for key, groups in other._slices.items():
+            mine = self._slices.setdefault(key, {})
+            for value, sums in groups.items():
+                kept = mine.get(value)
+                if kept is None:
+                    kept = mine[value] = _Sums(len(self.figures))
+                kept.merge(sums)
+
     def case_shares(
         self,
         comparison: StateComparison,
@@ -295,7 +335,9 @@ class UnitAccumulator:
         pooled = self.options.aggregation == "pooled"
         return {
             f"{self.prefix}_{figure}": (
-                (sums.num[i], sums.den[i]) if pooled else (sums.ratio[i], float(sums.n[i]))
+                (float(sums.num[i]), float(sums.den[i]))
+                if pooled
+                else (float(sums.ratio[i]), float(sums.n[i]))
             )
             for i, figure in enumerate(self.figures)
         }

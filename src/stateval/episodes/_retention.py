@@ -184,6 +184,17 @@ class RetentionTally:
                 cell[0] += 1
                 cell[1] += right
 
+    def merge(self, other: RetentionTally) -> None:
+        """Add the counts of ``other`` (another shard's episodes, say)."""
+        cells = self._cells
+        for key, (n, right) in other._cells.items():
+            cell = cells.get(key)
+            if cell is None:
+                cells[key] = [n, right]
+            else:
+                cell[0] += n
+                cell[1] += right
+
     def result(self) -> RetentionCurve:
         """The curve of every episode added so far."""
         pooled: dict[int, list[int]] = {}

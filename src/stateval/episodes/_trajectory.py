@@ -13,7 +13,7 @@ are right (the state got back on track).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from stateval._exact_sum import ExactSum
@@ -39,6 +39,13 @@ class _TurnCounts:
     introduced: int = 0
     corrected: int = 0
 
+    def merge(self, other: _TurnCounts) -> None:
+        for f in fields(self):
+            if f.name == "accuracy_sum":
+                self.accuracy_sum.merge(other.accuracy_sum)
+            else:
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
 
 @dataclass(slots=True)
 class _FieldCounts:
@@ -47,6 +54,10 @@ class _FieldCounts:
     inherited: int = 0
     introduced: int = 0
     corrected: int = 0
+
+    def merge(self, other: _FieldCounts) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +264,26 @@ class TrajectoryTally:
                 self.after_wrong += 1
                 self.recovered_turns += record.right
             before, previous_right = record.wrong, record.right
+
+    def merge(self, other: TrajectoryTally) -> None:
+        """Add the counts of ``other`` (another shard's episodes, say), as if its episodes had
+        been added here."""
+        self.n_episodes += other.n_episodes
+        self.n_success += other.n_success
+        self.accuracy_sum.merge(other.accuracy_sum)
+        self.n_recovered += other.n_recovered
+        self.after_wrong += other.after_wrong
+        self.recovered_turns += other.recovered_turns
+        for turn, n in other.first_divergence.items():
+            self.first_divergence[turn] = self.first_divergence.get(turn, 0) + n
+        for turn, counts in other._turns.items():
+            point = self._turns.get(turn)
+            if point is None:
+                point = self._turns[turn] = _TurnCounts()
+            point.merge(counts)
+        for path, field_counts in other._fields.items():
+            self._field(path).merge(field_counts)
+        self._retention.merge(other._retention)
 
     def _field(self, path: str) -> _FieldCounts:
         counts = self._fields.get(path)

@@ -1,9 +1,11 @@
 """``stateval merge``: the shards of a run reduced to the run, shown and reported as one.
 
-`merge_runs` writes the merged journal (`stateval.run.merge_shards`), scores it as a single run
-of the suite is scored, shows the summary, writes the reports, puts the whole run's figures on
-the experiment the shards shared (where a single run puts its own), and then, as `carry_out`
-does, adds the stability over repetitions and the diff against the baseline with its gate.
+`merge_runs` writes the merged journal (`stateval.run.merge_shards`), makes its summary (from
+the shards' counts when the workers handed them back, `stateval.run.merged_tally`; else by
+scoring the merged journal as a single run of the suite is scored), shows the summary, writes
+the reports, puts the whole run's figures on the experiment the shards shared (where a single
+run puts its own), and then, as `carry_out` does, adds the stability over repetitions and the
+diff against the baseline with its gate.
 """
 
 from __future__ import annotations
@@ -16,7 +18,17 @@ from stateval.errors import PhoenixUnavailableError
 from stateval.orchestrator._conclude import RunResult, RunView, conclude, resolve_baseline
 from stateval.orchestrator._request import RunRequest
 from stateval.regressions import RunColumns, ScoredRun
-from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary, merge_shards, rescore
+from stateval.run import (
+    Journal,
+    PhoenixTarget,
+    RunOutcome,
+    RunSummary,
+    TallyPart,
+    merge_shards,
+    merged_tally,
+    rescore,
+    run_summary,
+)
 from stateval.upload import resolve_phoenix
 
 __all__ = ["merge_runs", "merged_beside"]
@@ -32,6 +44,7 @@ def merge_runs(
     compared: RunSummary | None = None,
     *,
     base_run: ScoredRun | RunColumns | object | None = _RESOLVE,
+    tallies: Sequence[TallyPart] | None = None,
 ) -> RunResult:
     """Merge ``shards`` into one run of ``request.suite`` and conclude it as `carry_out` would.
 
@@ -41,12 +54,14 @@ def merge_runs(
         view: How the merged run is shown.
         compared: The merged run of the other episode mode, shown beside (``--mode both``).
         base_run: The baseline, when already resolved (default: resolved from ``request``).
+        tallies: The shards' counts, in the order of ``shards`` (the workers'): the summary
+            adds them up instead of scoring every case again.
 
     Raises:
         JournalError: The journals are not every finished shard of one run of the suite.
         StatevalError: A report cannot be written, or the baseline cannot be found.
     """
-    merged, summary, target = _merge(request, shards, view)
+    merged, summary, target = _merge(request, shards, view, tallies)
     if base_run is _RESOLVE:
         base_run = resolve_baseline(request, target, merged.run_id, view)
     assert base_run is None or isinstance(base_run, ScoredRun | RunColumns)
@@ -58,13 +73,21 @@ def merge_runs(
     return conclude(request, RunResult(outcome, compared), base_run, target, view)
 
 
-def merged_beside(request: RunRequest, shards: Sequence[Journal], view: RunView) -> RunSummary:
+def merged_beside(
+    request: RunRequest,
+    shards: Sequence[Journal],
+    view: RunView,
+    tallies: Sequence[TallyPart] | None = None,
+) -> RunSummary:
     """The merged run of the other episode mode of ``--mode both`` (shown beside the main)."""
-    return _merge(request, shards, view)[1]
+    return _merge(request, shards, view, tallies)[1]
 
 
 def _merge(
-    request: RunRequest, shards: Sequence[Journal], view: RunView
+    request: RunRequest,
+    shards: Sequence[Journal],
+    view: RunView,
+    tallies: Sequence[TallyPart] | None,
 ) -> tuple[Journal, RunSummary, PhoenixTarget | None]:
     """The merged journal, its summary (the whole run's figures also stored on the shards'
     experiment), and the Phoenix server the shards reported to."""
@@ -77,7 +100,11 @@ def _merge(
     )
     target = _target(request, header.phoenix_url, view)
     experiment = merged.ack("experiment") or {}
-    summary = replace(rescore(suite, merged), experiment_url=experiment.get("experiment_url"))
+    if tallies is None:
+        summary = rescore(suite, merged)
+    else:
+        summary = run_summary(suite, merged, merged_tally(suite, merged, shards, tallies))
+    summary = replace(summary, experiment_url=experiment.get("experiment_url"))
     if target is not None and experiment.get("experiment_id"):
         _record_figures(target, str(experiment["experiment_id"]), summary, view)
     return merged, summary, target

@@ -4,9 +4,11 @@ merged into one run.
 The driver resolves Phoenix and the baseline, names a shared run no earlier run used, and hands
 each backend N `ShardTask`s: shard ``I/N`` of the suite's cases (the stable hash of
 `stateval.run.Shard`), every mode asked for. Each worker journals its shard and uploads it to
-the experiment the shards of a mode share (`run_shard`); the driver then merges the shards of
-each mode (`merge_runs`): one summary, one set of reports, one gate, one experiment per mode,
-as a single process would make them. A backend is one function in `BACKENDS`.
+the experiment the shards of a mode share (`run_shard`) and hands back its running counts
+(`stateval.run.TallyPart`); the driver then merges the shards of each mode (`merge_runs`): one
+journal, and one summary made by adding up the shards' counts (no case is scored again unless a
+per-case report reads them), one set of reports, one gate, one experiment per mode, as a single
+process would make them. A backend is one function in `BACKENDS`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from stateval.errors import StatevalError, UsageError
 from stateval.orchestrator._conclude import RunResult, RunView
 from stateval.orchestrator._merge import merge_runs, merged_beside
 from stateval.orchestrator._request import RunRequest
-from stateval.run import Journal, PhoenixTarget, Shard, UploadStatus, start_journal
+from stateval.run import Journal, PhoenixTarget, Shard, TallyPart, UploadStatus, start_journal
 from stateval.suite import EpisodeMode, FieldsAs
 from stateval.upload import resolve_phoenix, run_suite
 
@@ -73,12 +75,15 @@ class ShardDone:
         journals: Their journal files' bytes, when the worker journaled in a temporary home.
         upload: What reached Phoenix, summed over the modes (None without Phoenix).
         failure: Why the shard could not run (a `StatevalError`'s line).
+        tallies: The shard's running counts per mode, in mode order (merged by the driver
+            instead of scoring the cases again).
     """
 
     run_ids: tuple[str, ...] = ()
     journals: tuple[bytes, ...] = ()
     upload: UploadStatus | None = None
     failure: str | None = None
+    tallies: tuple[TallyPart, ...] = ()
 
 
 def run_shard(task: ShardTask) -> ShardDone:
@@ -93,6 +98,7 @@ def run_shard(task: ShardTask) -> ShardDone:
             target = PhoenixTarget(task.phoenix_url, os.environ.get("PHOENIX_API_KEY") or None)
         ids: list[str] = []
         uploads: list[UploadStatus] = []
+        tallies: list[TallyPart] = []
         for mode, group in zip(task.modes, task.groups, strict=True):
             journal = start_journal(
                 home,
@@ -110,10 +116,12 @@ def run_shard(task: ShardTask) -> ShardDone:
                 run_suite(suite, journal, concurrency=concurrency, phoenix=target)
             )
             ids.append(journal.run_id)
+            assert outcome.tally is not None  # a run's outcome carries its counts
+            tallies.append(outcome.tally.part())
             if outcome.upload is not None:
                 uploads.append(outcome.upload)
         journals = () if task.home is not None else tuple(_journal_bytes(home, i) for i in ids)
-        return ShardDone(tuple(ids), journals, _sum_uploads(uploads))
+        return ShardDone(tuple(ids), journals, _sum_uploads(uploads), tallies=tuple(tallies))
     except StatevalError as exc:
         return ShardDone(failure=str(exc))
     finally:
@@ -213,13 +221,14 @@ def run_workers(request: RunRequest, view: RunView) -> RunResult:
         for run_id, data in zip(shard.run_ids, shard.journals, strict=False):
             _store(request.home, run_id, data)
     per_mode = [
-        [Journal.open(request.home, d.run_ids[m]) for d in done] for m in range(len(groups))
+        ([Journal.open(request.home, d.run_ids[m]) for d in done], [d.tallies[m] for d in done])
+        for m in range(len(groups))
     ]
-    *before, main = per_mode
+    *before, (main, tallies) = per_mode
     compared = None
-    for shards in before:
-        compared = merged_beside(request, shards, view)
-    result = merge_runs(request, main, view, compared, base_run=base_run)
+    for shards, parts in before:
+        compared = merged_beside(request, shards, view, parts)
+    result = merge_runs(request, main, view, compared, base_run=base_run, tallies=tallies)
     upload = _sum_uploads([d.upload for d in done if d.upload is not None])
     outcome = replace(result.outcome, upload=upload)
     return replace(result, outcome=outcome)

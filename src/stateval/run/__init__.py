@@ -10,7 +10,7 @@ from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, Trajectory
 from stateval.run._compact_scores import SCORES_KEY, compact_scores, scores_fingerprint
 from stateval.run._home import ENV_HOME, stateval_home
 from stateval.run._journal import Journal
-from stateval.run._merge import merge_shards, open_run
+from stateval.run._merge import merge_shards, merged_tally, open_run
 from stateval.run._outcome import (
     OnScored,
     PhoenixTarget,
@@ -45,6 +45,7 @@ from stateval.run._summary import FieldRow, RunSummary, ThresholdResult, thresho
 from stateval.run._tally import (
     JournalScores,
     RunTally,
+    TallyPart,
     journaled_results,
     journaled_scores,
     run_summary,
@@ -75,6 +76,7 @@ __all__ = [
     "Scoring",
     "Shard",
     "SpanFactory",
+    "TallyPart",
     "ThresholdResult",
     "TrajectorySummary",
     "TurnPoint",
@@ -92,6 +94,7 @@ __all__ = [
     "journaled_scores",
     "list_runs",
     "merge_shards",
+    "merged_tally",
     "new_run_id",
     "open_run",
     "rescore",

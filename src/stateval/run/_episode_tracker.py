@@ -74,6 +74,11 @@ class EpisodeTracker:
         self._where = {c: (e, i) for e, ids in plan.items() for i, c in enumerate(ids)}
         self._pending: dict[str, list[TurnRecord | None]] = {}
 
+    @property
+    def n_pending(self) -> int:
+        """Episodes begun and not yet complete."""
+        return len(self._pending)
+
     def episode_of(self, case_id: str) -> str | None:
         """The planned episode ``case_id`` is a turn of, or None."""
         found = self._where.get(case_id)

@@ -6,7 +6,8 @@ each shard once; every one finished) and writes a new run whose journal holds ev
 results and upload acknowledgements, planned in the suite's order, as a single process would
 have planned them. Everything downstream (summary, reports, gate, ``stateval diff``,
 ``rescore``) reads that journal as it reads any run's, so the merged figures are the single
-run's.
+run's. `merged_tally` is the merged run's summary counts without scoring its cases again: the
+shards' own counts (`RunTally.part`, handed back by ``--workers``) added up.
 
 Example:
     >>> import tempfile
@@ -38,11 +39,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stateval.errors import JournalError
+from stateval.run._episode_tracker import episode_tracker
 from stateval.run._journal import Journal
+from stateval.run._results import CaseResult, CaseScore
 from stateval.run._run_header import new_run_id
+from stateval.run._scoring import Scoring, score_case
 from stateval.run._shard import Shard
+from stateval.run._tally import RunTally, TallyPart
+from stateval.suite import Case, Suite
 
-__all__ = ["merge_shards", "open_run"]
+__all__ = ["merge_shards", "merged_tally", "open_run"]
 
 _SAME = (
     ("suite_hash", "suites"),
@@ -109,6 +115,34 @@ def merge_shards(root: str | Path, shards: Sequence[Journal], suite_ids: Sequenc
         done.result()
     merged.append_end()
     return merged
+
+
+def merged_tally(
+    suite: Suite, merged: Journal, shards: Sequence[Journal], parts: Sequence[TallyPart]
+) -> RunTally:
+    """The counts of the run ``merged`` (`merge_shards` of ``shards``) from its shards' counts
+    (``parts``, in the order of ``shards``), as scoring its journal again would count them:
+    only the few cases a summary keeps whole are scored again.
+
+    Raises:
+        JournalError: A part holds episodes split across shards.
+    """
+    scoring = Scoring.from_suite(suite)
+    planned = merged.header.case_ids
+    tally = RunTally(scoring, episode_tracker(suite.episodes, planned, merged.header.mode, scoring))
+    where = {case_id: i for i, case_id in enumerate(planned)}
+
+    def scored(index: int) -> tuple[Case, CaseScore]:
+        case = suite.case(planned[index])
+        if case is None:
+            raise JournalError(f"run {merged.run_id}: case {planned[index]!r} left the suite")
+        result = CaseResult.from_dict(merged.results[planned[index]])
+        return case, score_case(case, result, scoring)
+
+    for journal, part in zip(shards, parts, strict=True):
+        positions = [where[case_id] for case_id in journal.header.case_ids]
+        tally.merge(part, positions, scored)
+    return tally
 
 
 def _copy(journal: Journal, merged: Journal, acked: set[tuple[str, str]]) -> list[Future[None]]:

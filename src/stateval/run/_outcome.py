@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from stateval.run._journal import Journal
 from stateval.run._summary import RunSummary
+
+if TYPE_CHECKING:
+    from stateval.run._tally import RunTally
 
 __all__ = ["OnScored", "PhoenixTarget", "RunOutcome", "UploadProgress", "UploadStatus"]
 
@@ -78,8 +82,17 @@ class UploadStatus:
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """A finished (or interrupted and summarised) run."""
+    """A finished (or interrupted and summarised) run.
+
+    Attributes:
+        summary: Its summary.
+        journal: Its journal.
+        upload: What reached Phoenix (None without Phoenix).
+        tally: The running counts the summary was made from (a worker hands them back to be
+            merged; None when the summary was not made from counts of its own).
+    """
 
     summary: RunSummary
     journal: Journal
     upload: UploadStatus | None = None
+    tally: RunTally | None = field(default=None, repr=False, compare=False)

@@ -235,7 +235,7 @@ async def run_local(
     summary = run_summary(suite, journal, tally)
     if on_scored is not None:
         on_scored(summary, None)
-    return RunOutcome(summary, journal)
+    return RunOutcome(summary, journal, tally=tally)
 
 
 async def close_clients(suite: Suite) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from stateval._exact_sum import ExactSum
 from stateval.calibration import (
@@ -21,7 +21,7 @@ from stateval.calibration import (
     HumanVerdict,
     calibrate_grouped,
 )
-from stateval.compare import EditTally, StateComparison
+from stateval.compare import EditTally, MetricsAccumulator, StateComparison
 from stateval.episodes import EpisodeScore, TrajectoryTally, episode_threshold_values
 from stateval.errors import JournalError
 from stateval.run._calibration import run_agreement
@@ -38,9 +38,13 @@ from stateval.run._summary import (
 )
 from stateval.suite import Case, EpisodeMode, Episodes, Suite
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = [
     "JournalScores",
     "RunTally",
+    "TallyPart",
     "journaled_results",
     "journaled_scores",
     "run_summary",
@@ -60,6 +64,42 @@ def _ratio(num: float, den: float) -> float:
 class _Failing:
     index: int
     score: CaseScore
+
+
+@dataclass(frozen=True, slots=True)
+class TallyPart:
+    """A run's counts as a worker hands them back to be merged (`RunTally.part`, then
+    `RunTally.merge`): plain values, so it pickles to another process or machine. Cases are
+    named by their place in the worker's plan.
+
+    Attributes:
+        counts: The run-level counts (cases, errors, matching fields, ...).
+        sums: The exact sums (state accuracy; weighted accuracy, None without weights).
+        time_sum: The mutator's time over the cases.
+        metrics: The run metrics' counts (pickled without the suite's scoring).
+        edits: The edit matrix's counts.
+        trajectory: The episodes' counts (None without episodes).
+        calibration: The mutator's values for calibration, with their cases' places.
+        failing: The first failing cases' places, in plan order.
+        judged: The places of the cases with human verdicts, in plan order.
+        pending_episodes: Episodes begun and not finished (a part must have none: a shard
+            holds whole episodes).
+    """
+
+    counts: tuple[int, ...]
+    sums: tuple[ExactSum, ExactSum | None]
+    time_sum: float
+    metrics: MetricsAccumulator
+    edits: EditTally
+    trajectory: TrajectoryTally | None
+    calibration: _CalibrationTally
+    failing: tuple[int, ...]
+    judged: tuple[int, ...]
+    pending_episodes: int
+
+
+_COUNTS = ("n", "n_errors", "n_overall", "n_failing", "matching", "expected")
+"""`RunTally`'s integer counts, as `TallyPart.counts` holds them."""
 
 
 class RunTally:
@@ -94,6 +134,7 @@ class RunTally:
         self._failing_keys: list[int] = []
         self._calibration = _CalibrationTally()
         self._judged: list[CaseScore] = []
+        self._judged_at: list[int] = []  # their places in the plan
         self._human: dict[str, Mapping[str, HumanVerdict]] = {}
 
     def add(self, case: Case, score: CaseScore, index: int) -> EpisodeScore | None:
@@ -124,6 +165,7 @@ class RunTally:
                 self.edits.add(edits)
         if case.human:  # human verdicts on judged fields: few cases, kept whole
             self._judged.append(score)
+            self._judged_at.append(index)
             self._human[case.id] = case.human
         if self.episodes is None or self.trajectory is None:
             return None
@@ -132,6 +174,66 @@ class RunTally:
             return None
         self.trajectory.add(*done)
         return done[0]
+
+    def part(self) -> TallyPart:
+        """These counts, to be merged into the run's (a worker's shard, handed to the driver)."""
+        return TallyPart(
+            counts=tuple(getattr(self, name) for name in _COUNTS),
+            sums=(self.accuracy_sum, self.weighted_sum),
+            time_sum=self.time_sum,
+            metrics=self.metrics,
+            edits=self.edits,
+            trajectory=self.trajectory,
+            calibration=self._calibration,
+            failing=tuple(self._failing_keys),
+            judged=tuple(sorted(self._judged_at)),
+            pending_episodes=0 if self.episodes is None else self.episodes.n_pending,
+        )
+
+    def merge(
+        self,
+        part: TallyPart,
+        positions: Sequence[int],
+        score: Callable[[int], tuple[Case, CaseScore]],
+    ) -> None:
+        """Count the cases ``part`` counted, as if each had been added here: O(fields), but
+        for the calibration values (copied) and the few cases kept whole (the first failing,
+        those with human verdicts: scored again by ``score``).
+
+        Args:
+            part: A shard's counts (`part`).
+            positions: The place in this run's plan of each case of the shard's plan.
+            score: The case at a place in this run's plan, and its scores.
+
+        Raises:
+            JournalError: The part holds unfinished episodes (episodes split across parts).
+        """
+        if part.pending_episodes:
+            raise JournalError(
+                f"a shard holds {part.pending_episodes} unfinished episode(s): its episodes "
+                "were split across shards"
+            )
+        for name, value in zip(_COUNTS, part.counts, strict=True):
+            setattr(self, name, getattr(self, name) + value)
+        accuracy, weighted = part.sums
+        self.accuracy_sum.merge(accuracy)
+        if self.weighted_sum is not None and weighted is not None:
+            self.weighted_sum.merge(weighted)
+        self.time_sum += part.time_sum
+        self.metrics.merge(part.metrics)
+        self.edits.merge(part.edits)
+        if self.trajectory is not None and part.trajectory is not None:
+            self.trajectory.merge(part.trajectory)
+        self._calibration.merge(part.calibration, positions)
+        for index in (positions[i] for i in part.failing):
+            if len(self._failing) < FAILING_KEPT or index < self._failing_keys[-1]:
+                self._keep_failing(index, score(index)[1])
+        for index in (positions[i] for i in part.judged):
+            case, judged = score(index)
+            at = bisect.bisect(self._judged_at, index)
+            self._judged_at.insert(at, index)
+            self._judged.insert(at, judged)
+            self._human[case.id] = case.human
 
     def _keep_failing(self, index: int, score: CaseScore) -> None:
         if len(self._failing) >= FAILING_KEPT and index > self._failing_keys[-1]:
@@ -232,6 +334,17 @@ class _CalibrationTally:
             for path in comparison.missing:
                 missing[path] = missing.get(path, 0) + 1
 
+    def merge(self, other: _CalibrationTally, positions: Sequence[int]) -> None:
+        """Add ``other``'s values, their places mapped through ``positions``."""
+        import numpy as np
+
+        where = np.asarray(positions, dtype=np.int64)
+        mine = self._codes
+        codes = [mine.setdefault(path, len(mine)) for path in other._codes]  # theirs -> mine
+        self._pooled.merge(other._pooled, where, codes)
+        for path, n in other._missing.items():
+            self._missing[path] = self._missing.get(path, 0) + n
+
     def report(self) -> CalibrationReport:
         import numpy as np
 
@@ -269,6 +382,20 @@ class _Values:
         self.right.extend(right)
         self.code.extend(codes)
         self.index.extend([index] * len(codes))
+
+    def merge(self, other: _Values, where: np.ndarray[Any, Any], codes: Sequence[int]) -> None:
+        """Add ``other``'s values: each case's place ``i`` becoming ``where[i]``, each path
+        code ``c`` becoming ``codes[c]``."""
+        import numpy as np
+
+        if not other.index:
+            return
+        index = np.frombuffer(other.index, dtype=np.int64)
+        self.confidence.extend(other.confidence)
+        self.right.extend(other.right)
+        self.index.frombytes(where[index].astype(np.int64).tobytes())
+        code = np.asarray(codes, dtype=np.int64)[np.asarray(other.code, dtype=np.int64)]
+        self.code.extend(code.tolist())
 
     def in_plan_order(self) -> tuple[Any, Any, Any]:
         """The confidences, correctness flags and path codes (numpy arrays; None for each

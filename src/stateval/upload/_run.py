@@ -252,7 +252,7 @@ async def run_with_phoenix(
             spans=tracing.delivery.delivered + resent,
             spans_kept=sum(count for _, _, count in journal.unsent_spans()),
         )
-    return RunOutcome(summary, journal, status)
+    return RunOutcome(summary, journal, status, tally)
 
 
 async def _send_kept_spans(journal: Journal, target: PhoenixTarget) -> int:
