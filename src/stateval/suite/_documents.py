@@ -51,7 +51,10 @@ _TAG = "tag:yaml.org,2002:"
 _REFUSED_TAGS: Final = ("timestamp", "binary", "set", "omap", "pairs")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _LONG_DIGITS: Final = re.compile(r"[0-9]{20}")
-_LONG_DIGITS_B: Final = re.compile(rb"[0-9]{20}")
+# the bytes of a text with each ASCII digit as b"1" and anything else as b"0": a run of 20
+# digits is then a substring search, ~20x faster than the regular expression on a case line
+_DIGITS_AS_ONES: Final = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_TWENTY_DIGITS: Final = b"1" * 20
 
 
 class DocumentError(Exception):
@@ -177,7 +180,10 @@ def parse_json(text: str | bytes) -> Any:
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
     """
-    long = _LONG_DIGITS_B.search(text) if isinstance(text, bytes) else _LONG_DIGITS.search(text)
+    if isinstance(text, bytes):
+        long = _TWENTY_DIGITS in text.translate(_DIGITS_AS_ONES)
+    else:
+        long = _LONG_DIGITS.search(text) is not None
     if long:
         value = _parse_standard(text)
     else:
