@@ -28,14 +28,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
-from stateval.compare import SCORED_OPS, MetricsAccumulator, view_accuracy
+from stateval.compare import SCORED_OPS, EditOp, MetricsAccumulator, view_accuracy
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
 from stateval.suite import Case
@@ -45,7 +44,6 @@ __all__ = ["SCORES_KEY", "compact_scores", "scores_fingerprint"]
 SCORES_KEY = "scores"
 """The key of a result record that holds its case's `compact_scores`."""
 _FORMAT = 1  # bump when what `compact_scores` writes changes
-_SCORED = frozenset(op.value for op in SCORED_OPS)  # the operations scored as ``op:<op>``
 
 
 def scores_fingerprint(scoring: Scoring, cases_hash: str) -> str:
@@ -141,16 +139,22 @@ def compact_scores(
     if extra:
         out["x"] = extra
     if core.edits is not None:
-        ops: dict[str, list[Any]] = {}
+        by_op: dict[EditOp, list[Any]] = {}  # op -> [right, n, {error: count}]
         for edit in core.edits:
-            counts = ops.get(edit.expected.value)
+            counts = by_op.get(edit.expected)
             if counts is None:
-                counts = ops[edit.expected.value] = [0, 0, Counter()]
-            counts[0] += edit.error is None
+                counts = by_op[edit.expected] = [0, 0, {}]
             counts[1] += 1
-            if edit.error is not None:
-                counts[2][edit.error.value] += 1
-        out["ops"] = {op: [r, n, dict(e)] for op, (r, n, e) in ops.items() if op in _SCORED}
+            error = edit.error
+            if error is None:
+                counts[0] += 1
+            else:
+                counts[2][error] = counts[2].get(error, 0) + 1
+        out["ops"] = {
+            op.value: [right, n, {e.value: k for e, k in errors.items()}]
+            for op, (right, n, errors) in by_op.items()
+            if op in SCORED_OPS
+        }
     shares = figures.case_shares(
         score.metrics_under(scoring, case), case.metadata, score.comparison
     )
