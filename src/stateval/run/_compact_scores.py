@@ -34,7 +34,13 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from stateval.compare import SCORED_OPS, EditOp, MetricsAccumulator, view_accuracy
+from stateval.compare import (
+    SCORED_OPS,
+    EditOp,
+    FieldStatus,
+    MetricsAccumulator,
+    StateComparison,
+)
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
 from stateval.suite import Case
@@ -116,16 +122,10 @@ def compact_scores(
     }
     delta = core.delta
     if delta is not None:
-        for name, view in (
-            ("changed_fields_accuracy", delta.changed),
-            ("preserved_fields_accuracy", delta.preserved),
-        ):
-            if failed:
-                scores[name] = 0.0
-            elif view.paths:
-                value = view_accuracy(view)
-                if value is not None:
-                    scores[name] = value
+        if failed:
+            scores["changed_fields_accuracy"] = scores["preserved_fields_accuracy"] = 0.0
+        else:
+            scores.update(_delta_scores(core.comparison, frozenset(delta.preserved_paths)))
     out: dict[str, Any] = {"s": scores}
     slots = core.slots
     if slots is not None:
@@ -159,4 +159,25 @@ def compact_scores(
         score.metrics_under(scoring, case), case.metadata, score.comparison
     )
     out["shares"] = {name: list(pair) for name, pair in shares.items()}
+    return out
+
+
+def _delta_scores(comparison: StateComparison, preserved: frozenset[str]) -> dict[str, float]:
+    """``changed_fields_accuracy`` and ``preserved_fields_accuracy`` as the scoring core gives
+    them (`view_accuracy` of each delta view; none for an empty view), counted in one pass over
+    the comparison's statuses instead of deciding each view (the views partition its paths)."""
+    counts = {False: [0, 0, 0], True: [0, 0, 0]}  # preserved? -> [matching, expected, paths]
+    for path, status, _ in comparison.items():
+        view = counts[path in preserved]
+        view[2] += 1
+        if status is not FieldStatus.EXTRA:
+            view[1] += 1
+            view[0] += status is FieldStatus.MATCHING
+    out = {}
+    for name, (matching, expected, paths) in (
+        ("changed_fields_accuracy", counts[False]),
+        ("preserved_fields_accuracy", counts[True]),
+    ):
+        if paths:
+            out[name] = matching / expected if expected else 0.0
     return out
