@@ -136,9 +136,14 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
     """
     where = f"{path}:{number}" if number is not None else str(path)
     try:
-        record = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise JournalError(f"{where}: not a JSON record: {exc}") from exc
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        # what orjson refuses and the json module wrote or reads: NaN, integers over 64 bits,
+        # an escaped unpaired surrogate (`encode_record`'s lines); else the error it gives
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise JournalError(f"{where}: not a JSON record: {exc}") from exc
     if not isinstance(record, dict):
         raise JournalError(f"{where}: not a JSON object")
     return record
