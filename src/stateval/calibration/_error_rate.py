@@ -43,7 +43,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import binomtest, norm
 
 EstimateMethod = Literal["flags", "human", "prediction-powered"]
 
@@ -128,6 +127,8 @@ def _human_rate(errors: FloatArray, confidence: float) -> RateEstimate:
     if n == 0:
         return _not_measurable("human", 0, "no human-labelled sample for this field")
     k = int(errors.sum())
+    from scipy.stats import binomtest  # scipy.stats costs ~1 s to import: only when asked
+
     interval = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
     return RateEstimate("human", k / n, float(interval.low), float(interval.high), n)
 
@@ -154,6 +155,8 @@ def _corrected_rate(
             "the checks flagged no span for this field, so they add nothing to the human sample",
         )
     share_flagged = float(f_all.mean())
+    from scipy.stats import norm
+
     z = float(norm.ppf(0.5 + confidence / 2))
     estimate, variance, rates = 0.0, 0.0, []
     for flagged, weight in ((1.0, share_flagged), (0.0, 1.0 - share_flagged)):
