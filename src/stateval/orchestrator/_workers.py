@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields, replace
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
 from stateval.errors import StatevalError, UsageError
@@ -29,7 +29,7 @@ from stateval.orchestrator._conclude import RunResult, RunView
 from stateval.orchestrator._merge import merge_runs, merged_beside
 from stateval.orchestrator._request import RunRequest
 from stateval.run import Journal, PhoenixTarget, Shard, TallyPart, UploadStatus, start_journal
-from stateval.suite import EpisodeMode, FieldsAs
+from stateval.suite import EpisodeMode, FieldsAs, Suite
 from stateval.upload import resolve_phoenix, run_suite
 
 __all__ = ["BACKENDS", "ShardDone", "ShardTask", "run_shard", "run_workers"]
@@ -92,7 +92,7 @@ def run_shard(task: ShardTask) -> ShardDone:
 
     home = Path(task.home) if task.home is not None else Path(tempfile.mkdtemp(prefix="stateval-"))
     try:
-        suite = load_suite(task.suite_path)
+        suite = _FORKED.get(task.suite_path) or load_suite(task.suite_path)
         target = None
         if task.phoenix_url is not None:
             target = PhoenixTarget(task.phoenix_url, os.environ.get("PHOENIX_API_KEY") or None)
@@ -146,10 +146,22 @@ Backend = Callable[[Sequence[ShardTask], RunRequest], list[ShardDone]]
 """Runs the tasks somewhere and hands back their results, in task order."""
 
 
+_FORKED: dict[str, Suite] = {}
+"""The driver's loaded suite by path, while it forks its local workers: each inherits it
+(imported, its cases validated and indexed) instead of starting Python and loading the suite
+again, about 1.5 s and 55 µs per case of the suite each."""
+
+
 def _local(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
-    """One process per task on this machine (spawned: a fresh interpreter each)."""
-    with ProcessPoolExecutor(max_workers=len(tasks), mp_context=get_context("spawn")) as pool:
-        return list(pool.map(run_shard, tasks))
+    """One process per task on this machine: forked from the driver where the platform can
+    (inheriting the loaded suite, `_FORKED`), else spawned (a fresh interpreter each)."""
+    method = "fork" if "fork" in get_all_start_methods() else "spawn"
+    _FORKED.update({task.suite_path: request.suite for task in tasks})
+    try:
+        with ProcessPoolExecutor(max_workers=len(tasks), mp_context=get_context(method)) as pool:
+            return list(pool.map(run_shard, tasks))
+    finally:
+        _FORKED.clear()
 
 
 def _ray(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
