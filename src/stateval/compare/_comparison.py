@@ -89,6 +89,7 @@ class StateComparison:
         "_built",
         "_counts",
         "_decide",
+        "_expected",
         "_index",
         "_make",
         "_paths",
@@ -103,6 +104,7 @@ class StateComparison:
         self._make: Callable[[int], FieldComparison] | None = None
         self._decide: Decide | None = None
         self._actual: InterpretiveState | None = None
+        self._expected: InterpretiveState | None = None
         self._counts: tuple[int, int, int, int] | None = None
         self._index: dict[str, int] | None = None
 
@@ -112,6 +114,7 @@ class StateComparison:
         decide: Decide,
         counts: tuple[int, int, int, int] | None = None,
         actual: InterpretiveState | None = None,
+        expected: InterpretiveState | None = None,
     ) -> StateComparison:
         """A comparison decided when first read.
 
@@ -124,15 +127,14 @@ class StateComparison:
                 counts, `accuracy_score` and `overall_match` then need no decision.
             actual: The actual state compared (so `value_outcomes` reads the confidences of
                 matching and extra fields without making their `FieldComparison`).
+            expected: The expected state compared (likewise, for a mismatched field).
         """
         self = cls.__new__(cls)
-        self._paths = self._statuses = ()
-        self._built = []
-        self._make = None
+        self._paths, self._statuses, self._built = (), (), []
+        self._make = self._index = None
         self._decide = decide
         self._counts = counts
-        self._index = None
-        self._actual = actual
+        self._actual, self._expected = actual, expected
         return self
 
     def _decided(self) -> tuple[tuple[str, ...], tuple[FieldStatus, ...]]:
@@ -190,13 +192,16 @@ class StateComparison:
         flat = None if self._actual is None else self._actual.flat_values
         shared = None if flat is None else flat.confidence  # every value's, in a flat state
         confidence = None if self._actual is None else _confidence_of(self._actual)
+        e_flat = None if self._expected is None else self._expected.flat_values
+        # an unmade field is a strict policy's: its status says if its value is right (for a
+        # mismatch only between flat states of one confidence, else the confidence may differ)
+        wrong = shared is not None and e_flat is not None and e_flat.confidence == shared
         built = self._built
         out: list[tuple[str, float, bool]] = []
         for i, (path, status) in enumerate(zip(paths, statuses, strict=True)):
             if status is _MISSING:
                 continue
-            if confidence is not None and status is not _MISMATCHED and built[i] is None:
-                # a strict policy's matching field: its value is equal
+            if confidence is not None and built[i] is None and (status is not _MISMATCHED or wrong):
                 conf = shared if shared is not None else confidence(path)
                 out.append((path, conf, status is _MATCHING))
                 continue
@@ -387,8 +392,8 @@ def compare_states(
         if mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence:
             same = sum(map(eq, e_values.values(), map(a_values.get, e_values)))
         counts = (same, common - same, len(e_values) - common, len(a_values) - common)
-        return StateComparison.deferred(decide, counts, actual)
-    return StateComparison.deferred(decide, actual=actual)
+        return StateComparison.deferred(decide, counts, actual, expected)
+    return StateComparison.deferred(decide, actual=actual, expected=expected)
 
 
 def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:
