@@ -53,7 +53,24 @@ def project(tmp_path: Path) -> Path:
 
 
 def _env(project: Path) -> dict[str, str]:
-    return {**os.environ, "STATEVAL_HOME": str(project / "home"), "PYTHONPATH": str(project)}
+    return {
+        **os.environ,
+        "STATEVAL_HOME": str(project / "home"),
+        "PYTHONPATH": str(project),
+        "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack (see _stderr_or_stacks)
+    }
+
+
+def _stderr_or_stacks(proc: subprocess.Popen[str]) -> str:
+    """The stopped child's stderr; if it has not exited long after its signal, its threads'
+    stacks (faulthandler on SIGABRT) in the failure, so a hang says where it hangs."""
+    try:
+        return proc.communicate(timeout=300)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        stacks = proc.communicate()[1]
+        message = f"the run did not stop after its signal; its threads:\n{stacks}"
+        raise AssertionError(message) from None
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -67,13 +84,11 @@ def test_a_signal_stops_the_run_like_ctrl_c(project: Path, signum: signal.Signal
         text=True,
         preexec_fn=sigint_as_at_a_terminal,  # tests run in the background inherit it ignored
     )
-    for _ in range(1200):
-        if (project / "waiting").exists() or proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    while not (project / "waiting").exists() and proc.poll() is None:
+        time.sleep(0.05)  # until the mutator waits, however long start-up takes under load
     assert (project / "waiting").exists(), proc.communicate()[1]
     proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=120)
+    stderr = _stderr_or_stacks(proc)
     assert proc.returncode == 128 + signum, stderr
     assert "interrupted: 1 of 3 cases are journaled" in stderr
     assert signum.name in stderr
