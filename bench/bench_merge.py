@@ -153,8 +153,9 @@ def bench_workers(work: Path, n: int) -> float:
         f"    speed-up {speedup:.2f}x (target >= {TARGET_SPEEDUP}x where 2 cores are free: {mark})"
     )
     print(
-        f"    CPU of --workers 2 against --workers 1: {cpus[2] / cpus[1]:.2f}x (two interpreters "
-        f"and the merge); on 2 free cores the speed-up is at most {2 * cpus[1] / cpus[2]:.2f}x"
+        f"    CPU of --workers 2 against --workers 1: {cpus[2] / cpus[1]:.2f}x (the shards, the "
+        f"driver's load and merge); on 2 free cores the speed-up is at most "
+        f"{2 * cpus[1] / cpus[2]:.2f}x"
     )
     return speedup
 

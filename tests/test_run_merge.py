@@ -3,11 +3,12 @@ its figures, reports, gate and exit code those of a single process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import pickle
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,14 +23,17 @@ from stateval.regressions import diff_runs, local_run
 from stateval.run import (
     SCORES_KEY,
     Journal,
+    Shard,
     list_runs,
     merge_shards,
     merged_tally,
     rescore,
     rescored_tally,
     run_summary,
+    start_journal,
 )
 from stateval.suite import load_suite
+from stateval.upload import run_suite
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "multiwoz" / "suite.yaml"
 
@@ -157,6 +161,32 @@ def test_the_shards_counts_add_up_to_the_rescored_merged_run(home: Path, tmp_pat
     assert added.metrics.convention is not None
     assert added.calibration is not None
     assert added.calibration.overall.n > 0
+
+
+def test_shards_counts_keep_the_judges_agreement_with_human_verdicts(
+    judged_suite: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The cases a summary keeps whole (human verdicts, the first failing) come back from the
+    merged journal in plan order, so the judge's agreement is the single run's."""
+    suite = judged_suite()
+    home = tmp_path / "judged-home"
+    single = asyncio.run(run_suite(suite, start_journal(home, suite), concurrency=2))
+    shards, parts = [], []
+    for i in (1, 2):
+        journal = start_journal(home, suite, shard=Shard(i, 2), shared_run="judged")
+        outcome = asyncio.run(run_suite(suite, journal, concurrency=2))
+        assert outcome.tally is not None
+        shards.append(journal)
+        parts.append(pickle.loads(pickle.dumps(outcome.tally.part())))
+    merged = merge_shards(home, shards, suite.cases.ids)
+    added = run_summary(suite, merged, merged_tally(suite, merged, shards, parts))
+    assert added.agreement is not None
+    assert single.summary.agreement is not None
+    assert added.agreement == rescore(suite, merged).agreement  # in plan order
+    assert added.agreement.overall == single.summary.agreement.overall
+    assert added.agreement.overall.kappa == pytest.approx(0.5)
+    assert [f.case_id for f in added.failing] == [f.case_id for f in single.summary.failing]
+    assert added.calibration == single.summary.calibration
 
 
 def test_merge_keeps_the_exit_code_and_the_gate_of_a_single_run(home: Path, small: Path) -> None:

@@ -353,6 +353,17 @@ class Journal:
         self._keep(case_id, record, offset)
         return done
 
+    def submit_result_line(self, case_id: str, line: bytes) -> Future[None]:
+        """`submit_result` of a first repetition's record already encoded: a line of another
+        journal's results (`JournalResults.lines`), copied whole by a merge.
+
+        Raises:
+            JournalError: An earlier write failed.
+        """
+        offset, done = self._submit(line)
+        self._keep(case_id, {}, offset)  # no "repetition": the first
+        return done
+
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:
         """Record a case result (durably, before returning)."""
         self.submit_result(case_id, result).result()

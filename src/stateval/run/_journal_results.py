@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from stateval.errors import JournalError
 from stateval.run._journal_file import parse_record
 
@@ -73,5 +75,34 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
                     yield case_id, record
+        except OSError as exc:
+            raise JournalError(f"cannot read {path}: {exc}") from exc
+
+    def lines(self) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
+        """``(case_id, its record's line as written, None)`` for each result, in file order,
+        through one open file, not parsed (a merge copies them whole); a line that does not
+        name its case id where a journal writes it (first after the kind, or last) comes
+        parsed instead, and checked: ``(case_id, line, record)``.
+
+        Raises:
+            JournalError: The file cannot be read, or a record is not where it was written.
+        """
+        path = self._path
+        self._flush()
+        try:
+            with path.open("rb") as handle:
+                for case_id, offset in sorted(self._offsets.items(), key=lambda kv: kv[1]):
+                    handle.seek(offset)
+                    line = handle.readline()
+                    key = b'"case_id":' + orjson.dumps(case_id)
+                    if line.startswith(b'{"kind":"result",' + key + b",") or line.endswith(
+                        key + b"}\n"
+                    ):
+                        yield case_id, line, None
+                        continue
+                    record = parse_record(line, path, None)
+                    if record.get("case_id") != case_id:
+                        raise JournalError(f"{path}: changed while the run was open")
+                    yield case_id, line, record
         except OSError as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc

@@ -149,8 +149,10 @@ def _copy(journal: Journal, merged: Journal, acked: set[tuple[str, str]]) -> lis
     """Queue ``journal``'s results (every repetition) and current acknowledgements into
     ``merged``."""
     pending = []
-    for case_id, record in journal.results.read(list(journal.results)):
-        if record is not None:
+    for case_id, line, record in journal.results.lines():
+        if record is None:  # the line as submit_result would write it again: copied whole
+            pending.append(merged.submit_result_line(case_id, line))
+        else:
             pending.append(merged.submit_result(case_id, _result(record)))
     for (case_id, _), record in journal.repeated.items():
         pending.append(merged.submit_result(case_id, _result(record)))
