@@ -1,0 +1,120 @@
+"""A run's calibration tally: the mutator's values kept as compact columns, not as samples
+(`RunTally` counts each case's value outcomes here; `CalibrationTally.merge` adds a worker
+shard's)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from stateval.calibration import CalibrationReport, calibrate_grouped
+from stateval.compare import StateComparison
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["CalibrationTally"]
+
+
+class CalibrationTally:
+    """The mutator's values for calibration, kept as compact columns (a confidence, a
+    correctness byte, the case's place in the plan and a code of the value's path, per value);
+    read back per field and pooled in plan order, so the figures (ties in equal-mass bins and
+    triage included) do not depend on the order cases finished in."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}  # path -> its code, in order of first sight
+        self._pooled = _Values()
+        self._missing: dict[str, int] = {}
+
+    def add(self, comparison: StateComparison, index: int) -> None:
+        outcomes = comparison.value_outcomes()
+        if outcomes:
+            paths, confidences, right = zip(*outcomes, strict=True)
+            codes = self._codes
+            try:
+                coded = list(map(codes.__getitem__, paths))
+            except KeyError:  # a path seen for the first time
+                coded = [codes.setdefault(p, len(codes)) for p in paths]
+            self._pooled.extend(confidences, right, coded, index)
+        if comparison.counts["missing"]:
+            missing = self._missing
+            for path in comparison.missing:
+                missing[path] = missing.get(path, 0) + 1
+
+    def merge(self, other: CalibrationTally, positions: Sequence[int]) -> None:
+        """Add ``other``'s values, their places mapped through ``positions``."""
+        import numpy as np
+
+        where = np.asarray(positions, dtype=np.int64)
+        mine = self._codes
+        codes = [mine.setdefault(path, len(mine)) for path in other._codes]  # theirs -> mine
+        self._pooled.merge(other._pooled, where, codes)
+        for path, n in other._missing.items():
+            self._missing[path] = self._missing.get(path, 0) + n
+
+    def report(self) -> CalibrationReport:
+        import numpy as np
+
+        confidence, right, codes = self._pooled.in_plan_order()
+        values: dict[str, tuple[list[float], list[bool]]] = {}
+        if codes is not None:
+            by_code = np.argsort(codes, kind="stable")  # each path's values stay in plan order
+            ends = np.cumsum(np.bincount(codes, minlength=len(self._codes))).tolist()
+            per_confidence = np.split(confidence[by_code], ends[:-1])
+            per_right = np.split(right[by_code], ends[:-1])
+            for path, code in self._codes.items():
+                if len(per_confidence[code]):
+                    values[path] = (per_confidence[code].tolist(), per_right[code].tolist())
+        pooled = ([], []) if codes is None else (confidence.tolist(), right.tolist())
+        return calibrate_grouped(values, self._missing, pooled)
+
+
+class _Values:
+    __slots__ = ("code", "confidence", "index", "right")
+
+    def __init__(self) -> None:
+        self.confidence = array("d")
+        self.right = bytearray()
+        self.index = array("q")
+        self.code = array("l")
+
+    def extend(
+        self,
+        confidences: Sequence[float],
+        right: Sequence[bool],
+        codes: Sequence[int],
+        index: int,
+    ) -> None:
+        self.confidence.extend(confidences)
+        self.right.extend(right)
+        self.code.extend(codes)
+        self.index.extend([index] * len(codes))
+
+    def merge(self, other: _Values, where: np.ndarray[Any, Any], codes: Sequence[int]) -> None:
+        """Add ``other``'s values: each case's place ``i`` becoming ``where[i]``, each path
+        code ``c`` becoming ``codes[c]``."""
+        import numpy as np
+
+        if not other.index:
+            return
+        index = np.frombuffer(other.index, dtype=np.int64)
+        self.confidence.extend(other.confidence)
+        self.right.extend(other.right)
+        self.index.frombytes(where[index].astype(np.int64).tobytes())
+        code = np.asarray(codes, dtype=np.int64)[np.asarray(other.code, dtype=np.int64)]
+        self.code.extend(code.tolist())
+
+    def in_plan_order(self) -> tuple[Any, Any, Any]:
+        """The confidences, correctness flags and path codes (numpy arrays; None for each
+        when empty) by their case's place in the plan (a case's own in the order given)."""
+        import numpy as np
+
+        if not self.index:
+            return None, None, None
+        order = np.argsort(np.frombuffer(self.index, dtype=np.int64), kind="stable")
+        confidence = np.frombuffer(self.confidence, dtype=np.float64)[order]
+        right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order] != 0
+        codes = np.asarray(self.code, dtype=np.int64)[order]
+        return confidence, right, codes
