@@ -305,6 +305,9 @@ def test_workers_make_one_run_with_the_single_runs_figures(home: Path, small: Pa
     assert sorted(j.header.shard or "" for j in runs) == ["", "1/2", "2/2"]
     by_shard = sorted(runs[:2], key=lambda j: j.header.shard or "")
     assert runs[-1].header.merged_from == [j.run_id for j in by_shard]
+    # the workers' compact scores reach the merged run, for stateval diff to read
+    assert runs[-1].header.scores_fingerprint == by_shard[0].header.scores_fingerprint
+    assert all(SCORES_KEY in r for _, r in runs[-1].results.read(list(runs[-1].results)) if r)
 
 
 def test_workers_with_both_modes_merge_each_mode_as_the_single_run(home: Path) -> None:
