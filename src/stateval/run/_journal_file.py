@@ -22,6 +22,8 @@ __all__ = ["WINDOW", "GroupWriter", "encode_record", "encode_result", "parse_rec
 WINDOW = 256
 """The most records one ``fsync`` covers."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
+_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_TWENTY_DIGITS = b"1" * 20  # twenty digits in a row, after `_DIGITS_AS_ONES`
 
 
 class GroupWriter:
@@ -135,18 +137,26 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
         JournalError: The line is not a JSON object.
     """
     where = f"{path}:{number}" if number is not None else str(path)
-    try:
-        record = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        # what orjson refuses and the json module wrote or reads: NaN, integers over 64 bits,
-        # an escaped unpaired surrogate (`encode_record`'s lines); else the error it gives
+    # orjson reads a number of 20 digits or more as a float (an integer past 64 bits would
+    # change): such lines, and what orjson refuses (NaN, an escaped unpaired surrogate:
+    # `encode_record`'s lines), are read by the json module, as every line was before
+    if _TWENTY_DIGITS in raw.translate(_DIGITS_AS_ONES):
+        record = _parse_standard(raw, where)
+    else:
         try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise JournalError(f"{where}: not a JSON record: {exc}") from exc
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            record = _parse_standard(raw, where)
     if not isinstance(record, dict):
         raise JournalError(f"{where}: not a JSON object")
     return record
+
+
+def _parse_standard(raw: bytes, where: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise JournalError(f"{where}: not a JSON record: {exc}") from exc
 
 
 def _append_whole(fd: int, data: bytes) -> None:
