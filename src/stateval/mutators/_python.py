@@ -82,6 +82,8 @@ def as_mutator(obj: MutatorLike) -> Mutator:
     Raises:
         MutatorError: ``obj`` is a class, or neither a mutator nor callable.
     """
+    if type(obj) is PythonMutator:  # the common case, met once per mutator call
+        return obj
     if isinstance(obj, type):
         raise MutatorError(
             f"{obj.__qualname__} is a class; pass an instance (or a function) as the mutator"

@@ -5,8 +5,8 @@ turns in order (free-running, `stateval.episodes.run_free`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -51,18 +51,29 @@ class _Sink(Protocol):
     def submit(self, case: Case, score: CaseScore) -> None: ...
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _NoSpan:
+    """A span that records nothing; one object serves every case as its own context."""
+
     trace_id: str | None = None
 
     def set_output(self, value: object) -> None:
         """Nothing is recorded."""
 
+    def __enter__(self) -> CaseSpan:
+        return self
 
-@contextmanager
-def no_span(case: Case) -> Iterator[CaseSpan]:
-    """A span factory that records nothing."""
-    yield _NoSpan()
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
+
+def no_span(case: Case) -> AbstractContextManager[CaseSpan]:
+    """A span factory that records nothing (the same shared object for every case: not a
+    generator-based context manager made per case)."""
+    return _NO_SPAN
 
 
 def submit_episode(sink: object, episode: EpisodeScore) -> None:
