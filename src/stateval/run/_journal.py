@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
@@ -353,15 +353,18 @@ class Journal:
         self._keep(case_id, record, offset)
         return done
 
-    def submit_result_line(self, case_id: str, line: bytes) -> Future[None]:
-        """`submit_result` of a first repetition's record already encoded: a line of another
-        journal's results (`JournalResults.lines`), copied whole by a merge.
+    def submit_result_lines(self, lines: Sequence[tuple[str, bytes]]) -> Future[None]:
+        """`submit_result` of first repetitions' records already encoded, ``(case_id, line)``
+        each (lines of another journal's results, `JournalResults.lines`, copied whole by a
+        merge), written as one block.
 
         Raises:
             JournalError: An earlier write failed.
         """
-        offset, done = self._submit(line)
-        self._keep(case_id, {}, offset)  # no "repetition": the first
+        offset, done = self._submit(b"".join(line for _, line in lines))
+        for case_id, line in lines:
+            self._keep(case_id, {}, offset)  # no "repetition": the first
+            offset += len(line)
         return done
 
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:

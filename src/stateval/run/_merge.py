@@ -58,6 +58,8 @@ _SAME = (
     ("shared_run", "shared runs (--shard-group)"),
 )
 """Header fields every shard of one run shares, and what differs when one does not."""
+_BLOCK = 2048
+"""Result lines copied into the merged journal per write (a few MB)."""
 _NOT_COPIED = ("spans",)
 """Acknowledgement kinds that name one journal's own records (kept span batches)."""
 
@@ -149,11 +151,17 @@ def _copy(journal: Journal, merged: Journal, acked: set[tuple[str, str]]) -> lis
     """Queue ``journal``'s results (every repetition) and current acknowledgements into
     ``merged``."""
     pending = []
+    block: list[tuple[str, bytes]] = []
     for case_id, line, record in journal.results.lines():
         if record is None:  # the line as submit_result would write it again: copied whole
-            pending.append(merged.submit_result_line(case_id, line))
+            block.append((case_id, line))
+            if len(block) == _BLOCK:
+                pending.append(merged.submit_result_lines(block))
+                block = []
         else:
             pending.append(merged.submit_result(case_id, _result(record)))
+    if block:
+        pending.append(merged.submit_result_lines(block))
     for (case_id, _), record in journal.repeated.items():
         pending.append(merged.submit_result(case_id, _result(record)))
     for record in journal.current_acks():
