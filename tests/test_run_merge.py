@@ -310,6 +310,39 @@ def test_workers_make_one_run_with_the_single_runs_figures(home: Path, small: Pa
     assert all(SCORES_KEY in r for _, r in runs[-1].results.read(list(runs[-1].results)) if r)
 
 
+def test_workers_without_per_case_reports_score_no_case_again_in_the_driver(
+    home: Path, small: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver adds up the workers' counts: it scores only the failing cases a summary keeps
+    whole, not every case as a merge of journals does (the Markdown report lists no case but
+    the failing ones)."""
+    import stateval.run._merge as merge_module
+    import stateval.run._rescore as rescore_module
+    import stateval.run._tally as tally_module
+
+    scored: list[str] = []
+    real = merge_module.score_case
+
+    def counted(case: Any, result: Any, scoring: Any) -> Any:
+        scored.append(case.id)  # in this process only: the workers count in theirs
+        return real(case, result, scoring)
+
+    for module in (merge_module, rescore_module, tally_module):
+        monkeypatch.setattr(module, "score_case", counted)
+    result = _invoke("run", str(small), "--no-phoenix", "--workers", "2", "--markdown", "r.md")
+    assert result.exit_code == 1, result.output
+    # at most the first 10 failing cases of each shard (those that may be among the run's 10)
+    assert 0 < len(scored) <= 20 < N
+    shown = re.findall(r"\bk\d+\b", Path("r.md").read_text())
+    assert shown
+    assert set(scored) >= set(shown)  # the failing cases the Markdown report lists
+    scored.clear()
+    merged = Journal.open(home)
+    shards = [r for r in merged.header.merged_from]
+    assert _invoke("merge", *shards).exit_code == 1
+    assert len(scored) == N  # a merge of journals alone scores every case again
+
+
 def test_workers_with_both_modes_merge_each_mode_as_the_single_run(home: Path) -> None:
     args = ("run", str(EXAMPLE), "--no-phoenix", "--mode", "both")
     single = _invoke(*args, "--report-json", "one.json")
