@@ -25,7 +25,7 @@ from stateval.upload._experiment_writer import ExperimentSpec
 from stateval.upload._sink import PhoenixSink
 from stateval.upload._uploader import PhoenixUploader
 
-__all__ = ["rescore_experiment", "rescore_to_phoenix", "rescore_with_phoenix"]
+__all__ = ["rescore_experiment", "rescore_to_phoenix"]
 
 _MAX_REQUESTS = 16
 
@@ -62,7 +62,7 @@ def rescore_experiment(suite: Suite, journal: Journal, n: int) -> ExperimentSpec
     )
 
 
-async def rescore_with_phoenix(
+async def rescore_to_phoenix(
     suite: Suite,
     journal: Journal,
     target: PhoenixTarget,
@@ -70,7 +70,9 @@ async def rescore_with_phoenix(
     fields_as: FieldsAs | None = None,
     on_scored: OnScored | None = None,
 ) -> RunOutcome:
-    """Rescore ``journal``'s run under ``suite`` and log it to Phoenix as a new experiment.
+    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset:
+    one run per case (the stored output, linked to the original trace) with every evaluation of
+    the new scoring.
 
     The mutator and the judge are not called (journaled verdicts are reused). If Phoenix cannot
     be reached or fails midway, the outcome's `UploadStatus` says so; the summary is complete
@@ -116,26 +118,3 @@ async def rescore_with_phoenix(
         if sink.ready:
             await sink.record_summary(summary)
     return RunOutcome(summary, journal, sink.status(scored))
-
-
-async def rescore_to_phoenix(
-    suite: Suite,
-    journal: Journal,
-    target: PhoenixTarget,
-    *,
-    fields_as: FieldsAs | None = None,
-    on_scored: OnScored | None = None,
-) -> RunOutcome:
-    """`rescore`, and log the rescored run to Phoenix as a new experiment on the run's dataset.
-
-    One run per case (the stored output, linked to the original trace) with every evaluation
-    of the new scoring; see `stateval.upload._rescore`. Upload problems are in the outcome's
-    `UploadStatus`; the summary is complete either way. ``on_scored`` gets the summary once
-    every case is scored, while the upload goes on (to show its progress).
-
-    Raises:
-        JournalError: The run has no results, or holds cases the suite does not.
-    """
-    return await rescore_with_phoenix(
-        suite, journal, target, fields_as=fields_as, on_scored=on_scored
-    )
