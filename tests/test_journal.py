@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,48 @@ def test_results_are_read_back_from_the_file_not_kept_in_memory(tmp_path: Path) 
     assert journal.results["b"]["error"] == "later"  # read from disk when asked for
     assert [case_id for case_id, _ in journal.results.read(["a", "x"])] == ["a", "x"]
     assert dict(journal.results.read(["x"])) == {"x": None}
+
+
+def _view(journal: Journal) -> dict[str, object]:
+    """What a reader of ``journal`` sees of it."""
+    return {
+        "header": journal.header,
+        "results": dict(journal.results),
+        "repeated": journal.repeated,
+        "acks": journal.current_acks(),
+        "missing": journal.missing,
+        "missing_repetitions": journal.missing_repetitions,
+        "complete": journal.complete,
+        "spans": journal.kept_spans(),
+        "delivered": journal.delivered_spans,
+        "lines": list(journal.results.lines()),
+    }
+
+
+def test_a_journal_opened_from_its_index_reads_as_one_opened_from_its_file(
+    tmp_path: Path,
+) -> None:
+    # a worker hands its journal's index to the driver, which opens it without reading it
+    journal = Journal.create(tmp_path, _header(repetitions=2))
+    journal.append_result("a", {"post_state": {"x": 1}, "error": None})
+    journal.append_ack("run", "a", run_id="R1")
+    journal.append_result("a", {"post_state": None, "error": "boom", "repetition": 2})
+    journal.append_result("b", {"post_state": {"x": 2}, "error": None})
+    journal.append_result("b", {"post_state": {"x": 3}, "error": None})  # supersedes
+    journal.append_spans(b"otlp", 2)
+    journal.append_delivered(["s1"])
+    journal.append_end()
+    index = pickle.loads(pickle.dumps(journal.index()))  # as it crosses to another process
+    opened = Journal.from_index(tmp_path, index)
+    assert _view(opened) == _view(Journal.open(tmp_path, journal.run_id)) == _view(journal)
+    assert opened.ack("run", "a") is not None
+    opened.append_result("c", {"post_state": None, "error": "late"})  # appends where it ended
+    assert Journal.open(tmp_path, journal.run_id).results["c"]["error"] == "late"
+
+
+def test_an_index_of_another_state_of_the_file_is_refused(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header())
+    index = journal.index()
+    journal.append_result("a", {"post_state": None, "error": "boom"})
+    with pytest.raises(JournalError, match=r"bytes, not the \d+ its run wrote"):
+        Journal.from_index(tmp_path, index)

@@ -28,7 +28,15 @@ from stateval.errors import StatevalError, UsageError
 from stateval.orchestrator._conclude import RunResult, RunView
 from stateval.orchestrator._merge import merge_runs, merged_beside
 from stateval.orchestrator._request import RunRequest
-from stateval.run import Journal, PhoenixTarget, Shard, TallyPart, UploadStatus, start_journal
+from stateval.run import (
+    Journal,
+    JournalIndex,
+    PhoenixTarget,
+    Shard,
+    TallyPart,
+    UploadStatus,
+    start_journal,
+)
 from stateval.suite import EpisodeMode, FieldsAs, Suite
 from stateval.upload import resolve_phoenix, run_suite
 
@@ -77,6 +85,8 @@ class ShardDone:
         failure: Why the shard could not run (a `StatevalError`'s line).
         tallies: The shard's running counts per mode, in mode order (merged by the driver
             instead of scoring the cases again).
+        indexes: What each mode's journal knows of its file, in mode order (the driver opens
+            the journals from them instead of reading every record again).
     """
 
     run_ids: tuple[str, ...] = ()
@@ -84,6 +94,7 @@ class ShardDone:
     upload: UploadStatus | None = None
     failure: str | None = None
     tallies: tuple[TallyPart, ...] = ()
+    indexes: tuple[JournalIndex, ...] = ()
 
 
 def run_shard(task: ShardTask) -> ShardDone:
@@ -99,6 +110,8 @@ def run_shard(task: ShardTask) -> ShardDone:
         ids: list[str] = []
         uploads: list[UploadStatus] = []
         tallies: list[TallyPart] = []
+        indexes: list[JournalIndex] = []
+        paths: list[Path] = []
         for mode, group in zip(task.modes, task.groups, strict=True):
             journal = start_journal(
                 home,
@@ -118,19 +131,23 @@ def run_shard(task: ShardTask) -> ShardDone:
             ids.append(journal.run_id)
             assert outcome.tally is not None  # a run's outcome carries its counts
             tallies.append(outcome.tally.part())
+            indexes.append(journal.index())
+            paths.append(journal.path)
             if outcome.upload is not None:
                 uploads.append(outcome.upload)
-        journals = () if task.home is not None else tuple(_journal_bytes(home, i) for i in ids)
-        return ShardDone(tuple(ids), journals, _sum_uploads(uploads), tallies=tuple(tallies))
+        journals = () if task.home is not None else tuple(Path(p).read_bytes() for p in paths)
+        return ShardDone(
+            tuple(ids),
+            journals,
+            _sum_uploads(uploads),
+            tallies=tuple(tallies),
+            indexes=tuple(indexes),
+        )
     except StatevalError as exc:
         return ShardDone(failure=str(exc))
     finally:
         if task.home is None:
             shutil.rmtree(home, ignore_errors=True)
-
-
-def _journal_bytes(home: Path, run_id: str) -> bytes:
-    return Journal.open(home, run_id).path.read_bytes()
 
 
 def _sum_uploads(uploads: Sequence[UploadStatus]) -> UploadStatus | None:
@@ -233,7 +250,10 @@ def run_workers(request: RunRequest, view: RunView) -> RunResult:
         for run_id, data in zip(shard.run_ids, shard.journals, strict=False):
             _store(request.home, run_id, data)
     per_mode = [
-        ([Journal.open(request.home, d.run_ids[m]) for d in done], [d.tallies[m] for d in done])
+        (
+            [Journal.from_index(request.home, d.indexes[m]) for d in done],
+            [d.tallies[m] for d in done],
+        )
         for m in range(len(groups))
     ]
     *before, (main, tallies) = per_mode

@@ -10,6 +10,7 @@ from stateval.episodes import SKIPPED, EpisodeScore, FieldTrajectory, Trajectory
 from stateval.run._compact_scores import SCORES_KEY, compact_scores, scores_fingerprint
 from stateval.run._home import ENV_HOME, stateval_home
 from stateval.run._journal import Journal
+from stateval.run._journal_index import JournalIndex
 from stateval.run._merge import merge_shards, merged_tally, open_run
 from stateval.run._outcome import (
     OnScored,
@@ -65,6 +66,7 @@ __all__ = [
     "FieldRow",
     "FieldTrajectory",
     "Journal",
+    "JournalIndex",
     "JournalScores",
     "Judgement",
     "OnScored",

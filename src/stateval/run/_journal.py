@@ -63,6 +63,7 @@ from stateval.run._journal_file import (
     parse_record,
     truncate,
 )
+from stateval.run._journal_index import JournalIndex
 from stateval.run._journal_results import JournalResults
 from stateval.run._run_header import (
     JOURNAL_NAME,
@@ -200,6 +201,49 @@ class Journal:
         if offset < end:
             journal._torn_at, journal._torn_end = offset, end  # cut when written, not when read
         journal._writer.size = offset
+        return journal
+
+    def index(self) -> JournalIndex:
+        """What this journal knows of its file, every record durable first (to open it in
+        another process without reading it, `from_index`)."""
+        self.flush()
+        with self._lock:
+            return JournalIndex(
+                header=self.header,
+                size=self._writer.size,
+                offsets=self.results.offsets(),
+                repeated=dict(self.repeated),
+                acks=dict(self._acks),
+                latest=dict(self._latest),
+                complete=self.complete,
+                spans=tuple(self._spans),
+                delivered_spans=frozenset(self.delivered_spans),
+            )
+
+    @classmethod
+    def from_index(cls, root: str | Path, index: JournalIndex, *, window: int = WINDOW) -> Journal:
+        """Open the run ``index`` describes under ``root`` (`index`, taken where the file was
+        written, by a worker), without reading its journal.
+
+        Raises:
+            JournalError: No such run, or its journal is not the size the index says.
+        """
+        path = runs_dir(root) / index.header.run_id / JOURNAL_NAME
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise JournalError(f"no run journal at {path}: {exc.strerror or exc}") from exc
+        if size != index.size:
+            raise JournalError(f"{path}: {size} bytes, not the {index.size} its run wrote")
+        journal = cls(path, index.header, index.size, window)
+        for case_id, offset in index.offsets.items():
+            journal.results.note(case_id, offset)
+        journal.repeated = dict(index.repeated)
+        journal._acks = dict(index.acks)
+        journal._latest = dict(index.latest)
+        journal.complete = index.complete
+        journal._spans = list(index.spans)
+        journal.delivered_spans = set(index.delivered_spans)
         return journal
 
     # -- one writer per run --------------------------------------------------------------------

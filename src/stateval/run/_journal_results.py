@@ -3,9 +3,12 @@ case ids and file offsets stay in memory, so a journal of 100,000 cases stays sm
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -35,6 +38,10 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         """Record that ``case_id``'s latest result is the record at ``offset``."""
         self._offsets.pop(case_id, None)
         self._offsets[case_id] = offset
+
+    def offsets(self) -> dict[str, int]:
+        """Case id -> the offset of its latest result record, in record order (a copy)."""
+        return dict(self._offsets)
 
     def forget(self, case_id: str) -> None:
         """Drop ``case_id``'s result (it is to run again)."""
@@ -80,9 +87,9 @@ class JournalResults(Mapping[str, dict[str, Any]]):
 
     def lines(self) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
         """``(case_id, its record's line as written, None)`` for each result, in file order,
-        through one open file, not parsed (a merge copies them whole); a line that does not
-        name its case id where a journal writes it (first after the kind, or last) comes
-        parsed instead, and checked: ``(case_id, line, record)``.
+        through one mapping of the file, not parsed (a merge copies them whole); a line that
+        does not name its case id where a journal writes it (first after the kind, or last)
+        comes parsed instead, and checked: ``(case_id, line, record)``.
 
         Raises:
             JournalError: The file cannot be read, or a record is not where it was written.
@@ -90,10 +97,10 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         path = self._path
         self._flush()
         try:
-            with path.open("rb") as handle:
+            with path.open("rb") as handle, _mapped(handle) as data:
                 for case_id, offset in sorted(self._offsets.items(), key=lambda kv: kv[1]):
-                    handle.seek(offset)
-                    line = handle.readline()
+                    end = data.find(b"\n", offset) + 1 or len(data)
+                    line = data[offset:end]
                     key = b'"case_id":' + orjson.dumps(case_id)
                     if line.startswith(b'{"kind":"result",' + key + b",") or line.endswith(
                         key + b"}\n"
@@ -104,5 +111,18 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
                     yield case_id, line, record
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
+
+
+@contextmanager
+def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap | bytes]:
+    """The open file's bytes, mapped (read-only) rather than read into memory."""
+    if os.fstat(handle.fileno()).st_size == 0:
+        yield b""
+        return
+    data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        yield data
+    finally:
+        data.close()
