@@ -1,0 +1,214 @@
+"""The cases hash: the same bytes whichever way a case's example text is made.
+
+Journals record ``cases_hash``; resume, shard merges and score fingerprints compare it, so the
+text it hashes must not change when the way it is written does (`example_json` writes each
+state from one ``orjson.dumps`` of its values where it can).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stateval.errors import StateError
+from stateval.mutators import StructuredInput
+from stateval.state import InterpretiveState, ValueConfidence
+from stateval.suite import Case, load_suite
+from stateval.suite._source import canonical_json, example_json
+
+# Cases the hash was taken of on main before `example_json` (0.x, 2533985): nested values,
+# the candidate form, numbers orjson and the standard library write differently, big
+# integers, unicode, quotes and backslashes, strings that look like numbers.
+_ROWS: list[dict[str, Any]] = [
+    {
+        "id": "plain",
+        "pre_state": {"a": "x", "b.c": "y"},
+        "input": {"prompt": "hi"},
+        "expected_post_state": {"a": "z", "b.c": "y"},
+    },
+    {
+        "id": "numbers",
+        "pre_state": {"n": 1e-05, "big": 2**70, "f": 1e16, "neg": -0.0, "i": 3},
+        "input": {"prompt": "p", "message_id": "m", "metadata": {"t": 2.5e-07}},
+        "expected_post_state": {"n": 0.1, "big": -(2**65)},
+        "metadata": {"x": 1e22},
+    },
+    {
+        "id": "unicode é",
+        "pre_state": {
+            "ключ": "значение \u2028",
+            "emoji": "😀",
+            "q": 'say "hi"',
+            "bs": "a\\b",
+            "nl": "line\nbreak",
+        },
+        "input": {"prompt": "ü"},
+        "expected_post_state": {"ключ": "e-mail one-way 0.00001 e+5"},
+    },
+    {
+        "id": "nested",
+        "pre_state": {"hotel": {"name": "A", "stars": 4, "tags": ["x", {"y": None}]}},
+        "input": {"prompt": "p"},
+        "expected_post_state": {"hotel": {"name": "B"}},
+        "metadata": {"split": "test", "list": [1, 2.0, True]},
+    },
+    {
+        "id": "candidates",
+        "pre_state": {
+            "fields": {
+                "a": [
+                    {"value": "x", "confidence": 0.5, "message_id": "m1"},
+                    {"value": "y", "confidence": 0.25, "inference": "why"},
+                ]
+            }
+        },
+        "input": {"prompt": "p"},
+        "expected_post_state": {
+            "fields": {
+                "a": [{"value": "x", "confidence": 0.75, "message_id": 'm"2'}],
+                "b": [{"value": "z", "confidence": 0.75, "message_id": 'm"2'}],
+            }
+        },
+    },
+    {
+        "id": "compact candidates",
+        "pre_state": {"fields": {"a": [{"value": "x", "confidence": 1e-05, "message_id": "m1"}]}},
+        "input": {"prompt": "p"},
+        "expected_post_state": {
+            "fields": {
+                "a": [{"value": ":", "confidence": 0.5}],
+                "b": [{"value": ",", "confidence": 0.5}],
+            }
+        },
+    },
+    {"id": "empty", "input": {"prompt": ""}, "expected_post_state": {}},
+    {
+        "id": "mixed",
+        "pre_state": {"a": "s", "b": True, "c": None, "d": 12345678901234567890},
+        "input": {"prompt": "p"},
+        "expected_post_state": {"a": "s", "b": False},
+    },
+]
+
+_HASHES = {  # cases_hash of `_ROWS` on main at 2533985, before `example_json`
+    "flat": "95f04f88f55f4f5b40728efba2922b7a1f3775fe9fe0e4fb709626a35483d5ca",
+    "nested": "283556d887602d9885aaa548e294d6e048cf99417bc7fecd2016fdada20e68c6",
+}
+
+
+def _suite(folder: Path, fmt: str) -> Path:
+    with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
+        for row in _ROWS:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    path = folder / f"{fmt}.yaml"
+    path.write_text(
+        'mutator: {type: python, callable: "builtins:print"}\n'
+        f"cases: {{file: cases.jsonl, format: {fmt}}}\n"
+    )
+    return path
+
+
+def test_the_cases_hash_is_the_one_journals_recorded_before(tmp_path: Path) -> None:
+    for fmt, expected in _HASHES.items():
+        suite = load_suite(_suite(tmp_path, fmt), load_mutator=False)
+        assert len(suite.cases) == len(_ROWS)
+        assert suite.cases_hash == expected, fmt
+
+
+def _reference(case: Case) -> bytes:
+    """The example's text as the standard library writes it (what the hash is defined by)."""
+    text = json.dumps(case.to_example(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode()
+
+
+# paths and strings made of what could fool a text made by replacing separators
+_TEXT = st.text(alphabet=st.sampled_from(':,"\\ab.é😀\n0e-+ '), max_size=6)
+_PATH = st.text(alphabet=st.sampled_from(':,"\\ab_é😀0e-+'), min_size=1, max_size=5)
+_SCALAR = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT
+)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+_CONFIDENCE = st.sampled_from([1.0, 0.5, 0.0, 1e-05, 0.0001, 0.123456789]) | st.floats(0.0, 1.0)
+
+
+def _state(values: dict[str, Any], confidence: float, message_id: str | None) -> InterpretiveState:
+    try:
+        return InterpretiveState.from_flat(values, confidence, message_id)
+    except StateError:  # a path the state refuses: the case could not be loaded either
+        return InterpretiveState()
+
+
+@given(
+    pre=st.dictionaries(_PATH, _TEXT, max_size=6) | st.dictionaries(_PATH, _VALUE, max_size=4),
+    post=st.dictionaries(_PATH, _TEXT, max_size=6),
+    confidence=_CONFIDENCE,
+    message_id=st.none() | _TEXT,
+    metadata=st.dictionaries(_TEXT, _VALUE, max_size=3),
+    case_id=_TEXT,
+)
+def test_the_example_text_is_the_standard_librarys(
+    pre: dict[str, Any],
+    post: dict[str, Any],
+    confidence: float,
+    message_id: str | None,
+    metadata: dict[str, Any],
+    case_id: str,
+) -> None:
+    case = Case(
+        case_id,
+        _state(pre, confidence, message_id),
+        StructuredInput("p", "m", {"k": [1.5, "v"]}),
+        _state(post, confidence, message_id),
+        metadata,
+    )
+    expected = _reference(case)
+    assert example_json(case) == expected
+    assert canonical_json(case.to_example()) == expected
+
+
+@pytest.mark.parametrize(
+    ("pre", "post", "message_id"),
+    [
+        ({":": "x", "a": "y"}, {"a": "z"}, None),  # a path that is ":" alone
+        ({",": "x", "a": "y"}, {"a": "z"}, None),  # a path that is "," alone
+        ({"a": ":", "b": "y"}, {"a": "z"}, None),  # a value that is ":" alone
+        ({"a": ",", "b": "y"}, {"a": "z"}, None),  # a value that is "," alone
+        ({"a": "x", "b": "y"}, {"a": "z", "b": "w"}, 'm","value":"'),  # separators in the id
+        ({"a": "x:y", "b": "y,z"}, {"é😀": '",'}, "m"),
+        ({"a": "0.00001", "b": "1e+16"}, {"a": "e-5"}, None),  # strings that look like numbers
+    ],
+)
+@pytest.mark.parametrize("confidence", [1.0, 0.5, 1e-05])
+def test_the_example_text_of_string_states_is_the_standard_librarys(
+    pre: dict[str, Any], post: dict[str, Any], message_id: str | None, confidence: float
+) -> None:
+    case = Case(
+        "c",
+        InterpretiveState.from_flat(pre, confidence, message_id),
+        StructuredInput("p", "m"),
+        InterpretiveState.from_flat(post, confidence, message_id),
+        {"x": 1e-05, "big": 2**70} if confidence == 0.5 else {},
+    )
+    assert example_json(case) == _reference(case)
+
+
+def test_a_changed_state_is_written_as_it_now_is() -> None:
+    state = InterpretiveState.from_flat({"a": "x", "b": "y"}, 0.5, "m")
+    state.remove("b")
+    state.set_value("c", ValueConfidence(3, 0.5, message_id="m"))
+    state.set_value("a", ValueConfidence("z", 0.5, message_id="m"))
+    case = Case("c", state, StructuredInput("p", "m"), InterpretiveState())
+    assert example_json(case) == _reference(case)
