@@ -443,3 +443,44 @@ def test_ray_workers_upload_into_one_experiment(
     meta = _get(phoenix_url, f"/v1/experiments/{experiment_id}")["data"]["metadata"]
     assert meta["n_cases"] == N
     assert meta["accuracy"] == pytest.approx(0.8)
+
+
+def test_a_merge_copying_the_workers_lines_writes_the_journal_it_writes_alone(
+    tmp_path: Path,
+) -> None:
+    # the workers hand over their result lines as byte ranges (shard_lines); copied, they make
+    # the journal a merge reading the shards line by line makes: interleaved acknowledgements,
+    # repetitions and a line the merge must encode again (\u-escaped: an unpaired surrogate)
+    from stateval.run import RunHeader, shard_lines
+
+    def shard(i: int, ids: list[str]) -> Journal:
+        header = RunHeader(
+            suite_path="s.yaml", suite_name="s", suite_hash="h", cases_hash="c",
+            case_ids=ids, shard=f"{i}/2", shared_run="g", repetitions=2,
+        )  # fmt: skip
+        journal = Journal.create(tmp_path / "shards", header)
+        for n, case_id in enumerate(ids):
+            journal.append_result(case_id, {"post_state": {"n": n}, "error": None})
+            if n == 2:
+                journal.append_ack("run", case_id, run_id=f"R{case_id}")
+            if n == 3:
+                journal.append_result(case_id, {"post_state": {"n": "\ud800"}, "error": None})
+            journal.append_result(case_id, {"post_state": None, "error": "x", "repetition": 2})
+        journal.append_end()
+        return journal
+
+    ids = [f"c{n:02d}\u00e9" for n in range(12)]
+    parts = [shard(1, ids[1::2]), shard(2, ids[::2])]
+    handed = pickle.loads(pickle.dumps([shard_lines(j) for j in parts]))
+    assert any(lines.parsed for lines in handed)
+    assert all(len(lines.blocks) > 1 for lines in handed)  # broken by the acknowledgements
+    copied = merge_shards(tmp_path / "a", parts, ids, handed)
+    alone = merge_shards(tmp_path / "b", parts, ids)
+    read = Journal.open(tmp_path / "a", copied.run_id)
+    for journal in (copied, read):
+        assert dict(journal.results) == dict(alone.results)
+        assert journal.repeated == alone.repeated
+        assert journal.current_acks() == alone.current_acks()
+        assert journal.complete
+    records = [j.path.read_bytes().split(b"\n")[1:-2] for j in (copied, alone)]  # no header, end
+    assert records[0] == records[1]

@@ -23,6 +23,7 @@ from stateval.run import (
     PhoenixTarget,
     RunOutcome,
     RunSummary,
+    ShardLines,
     TallyPart,
     merge_shards,
     merged_tally,
@@ -45,6 +46,7 @@ def merge_runs(
     *,
     base_run: ScoredRun | RunColumns | object | None = _RESOLVE,
     tallies: Sequence[TallyPart] | None = None,
+    lines: Sequence[ShardLines] | None = None,
 ) -> RunResult:
     """Merge ``shards`` into one run of ``request.suite`` and conclude it as `carry_out` would.
 
@@ -56,12 +58,14 @@ def merge_runs(
         base_run: The baseline, when already resolved (default: resolved from ``request``).
         tallies: The shards' counts, in the order of ``shards`` (the workers'): the summary
             adds them up instead of scoring every case again.
+        lines: The shards' result lines as the merge copies them, in the order of ``shards``
+            (made by the workers, `stateval.run.shard_lines`).
 
     Raises:
         JournalError: The journals are not every finished shard of one run of the suite.
         StatevalError: A report cannot be written, or the baseline cannot be found.
     """
-    merged, summary, target = _merge(request, shards, view, tallies)
+    merged, summary, target = _merge(request, shards, view, tallies, lines)
     if base_run is _RESOLVE:
         base_run = resolve_baseline(request, target, merged.run_id, view)
     assert base_run is None or isinstance(base_run, ScoredRun | RunColumns)
@@ -78,9 +82,10 @@ def merged_beside(
     shards: Sequence[Journal],
     view: RunView,
     tallies: Sequence[TallyPart] | None = None,
+    lines: Sequence[ShardLines] | None = None,
 ) -> RunSummary:
     """The merged run of the other episode mode of ``--mode both`` (shown beside the main)."""
-    return _merge(request, shards, view, tallies)[1]
+    return _merge(request, shards, view, tallies, lines)[1]
 
 
 def _merge(
@@ -88,11 +93,12 @@ def _merge(
     shards: Sequence[Journal],
     view: RunView,
     tallies: Sequence[TallyPart] | None,
+    lines: Sequence[ShardLines] | None,
 ) -> tuple[Journal, RunSummary, PhoenixTarget | None]:
     """The merged journal, its summary (the whole run's figures also stored on the shards'
     experiment), and the Phoenix server the shards reported to."""
     suite = request.suite
-    merged = merge_shards(request.home, shards, suite.cases.ids)
+    merged = merge_shards(request.home, shards, suite.cases.ids, lines)
     header = merged.header
     view.note(
         f"Run {merged.run_id}: {len(header.case_ids)} cases merged from "

@@ -33,8 +33,10 @@ from stateval.run import (
     JournalIndex,
     PhoenixTarget,
     Shard,
+    ShardLines,
     TallyPart,
     UploadStatus,
+    shard_lines,
     start_journal,
 )
 from stateval.suite import EpisodeMode, FieldsAs, Suite
@@ -87,6 +89,8 @@ class ShardDone:
             instead of scoring the cases again).
         indexes: What each mode's journal knows of its file, in mode order (the driver opens
             the journals from them instead of reading every record again).
+        lines: Each mode's result lines as the merge copies them (`stateval.run.shard_lines`),
+            in mode order.
     """
 
     run_ids: tuple[str, ...] = ()
@@ -95,6 +99,7 @@ class ShardDone:
     failure: str | None = None
     tallies: tuple[TallyPart, ...] = ()
     indexes: tuple[JournalIndex, ...] = ()
+    lines: tuple[ShardLines, ...] = ()
 
 
 def run_shard(task: ShardTask) -> ShardDone:
@@ -111,6 +116,7 @@ def run_shard(task: ShardTask) -> ShardDone:
         uploads: list[UploadStatus] = []
         tallies: list[TallyPart] = []
         indexes: list[JournalIndex] = []
+        lines: list[ShardLines] = []
         paths: list[Path] = []
         for mode, group in zip(task.modes, task.groups, strict=True):
             journal = start_journal(
@@ -132,6 +138,7 @@ def run_shard(task: ShardTask) -> ShardDone:
             assert outcome.tally is not None  # a run's outcome carries its counts
             tallies.append(outcome.tally.part())
             indexes.append(journal.index())
+            lines.append(shard_lines(journal))
             paths.append(journal.path)
             if outcome.upload is not None:
                 uploads.append(outcome.upload)
@@ -142,6 +149,7 @@ def run_shard(task: ShardTask) -> ShardDone:
             _sum_uploads(uploads),
             tallies=tuple(tallies),
             indexes=tuple(indexes),
+            lines=tuple(lines),
         )
     except StatevalError as exc:
         return ShardDone(failure=str(exc))
@@ -253,14 +261,17 @@ def run_workers(request: RunRequest, view: RunView) -> RunResult:
         (
             [Journal.from_index(request.home, d.indexes[m]) for d in done],
             [d.tallies[m] for d in done],
+            [d.lines[m] for d in done],
         )
         for m in range(len(groups))
     ]
-    *before, (main, tallies) = per_mode
+    *before, (main, tallies, lines) = per_mode
     compared = None
-    for shards, parts in before:
-        compared = merged_beside(request, shards, view, parts)
-    result = merge_runs(request, main, view, compared, base_run=base_run, tallies=tallies)
+    for shards, parts, copies in before:
+        compared = merged_beside(request, shards, view, parts, copies)
+    result = merge_runs(
+        request, main, view, compared, base_run=base_run, tallies=tallies, lines=lines
+    )
     upload = _sum_uploads([d.upload for d in done if d.upload is not None])
     outcome = replace(result.outcome, upload=upload)
     return replace(result, outcome=outcome)

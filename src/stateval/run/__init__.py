@@ -11,7 +11,7 @@ from stateval.run._compact_scores import SCORES_KEY, compact_scores, scores_fing
 from stateval.run._home import ENV_HOME, stateval_home
 from stateval.run._journal import Journal
 from stateval.run._journal_index import JournalIndex
-from stateval.run._merge import merge_shards, merged_tally, open_run
+from stateval.run._merge import ShardLines, merge_shards, merged_tally, open_run, shard_lines
 from stateval.run._outcome import (
     OnScored,
     PhoenixTarget,
@@ -77,6 +77,7 @@ __all__ = [
     "RunTally",
     "Scoring",
     "Shard",
+    "ShardLines",
     "SpanFactory",
     "TallyPart",
     "ThresholdResult",
@@ -105,6 +106,7 @@ __all__ = [
     "run_summary",
     "score_case",
     "scores_fingerprint",
+    "shard_lines",
     "start_journal",
     "stateval_home",
     "submit_episode",

@@ -397,18 +397,20 @@ class Journal:
         self._keep(case_id, record, offset)
         return done
 
-    def submit_result_lines(self, lines: Sequence[tuple[str, bytes]]) -> Future[None]:
-        """`submit_result` of first repetitions' records already encoded, ``(case_id, line)``
-        each (lines of another journal's results, `JournalResults.lines`, copied whole by a
-        merge), written as one block.
+    def submit_result_block(
+        self, data: bytes, case_ids: Sequence[str], starts: Sequence[int]
+    ) -> Future[None]:
+        """`submit_result` of first repetitions' records already encoded, written as one
+        block: ``data`` holds the line of each of ``case_ids`` from its place in ``starts``
+        (another journal's lines, copied whole by a merge).
 
         Raises:
             JournalError: An earlier write failed.
         """
-        offset, done = self._submit(b"".join(line for _, line in lines))
-        for case_id, line in lines:
-            self._keep(case_id, {}, offset)  # no "repetition": the first
-            offset += len(line)
+        offset, done = self._submit(data)
+        offsets = [offset + start for start in starts]
+        self.results.note_many(case_ids, offsets)  # no "repetition": the first
+        self._latest.update(zip(case_ids, offsets, strict=True))
         return done
 
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:

@@ -43,6 +43,13 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         """Case id -> the offset of its latest result record, in record order (a copy)."""
         return dict(self._offsets)
 
+    def note_many(self, case_ids: Iterable[str], offsets: Iterable[int]) -> None:
+        """`note` of each case id at its offset."""
+        known = self._offsets
+        for case_id, offset in zip(case_ids, offsets, strict=True):
+            known.pop(case_id, None)
+            known[case_id] = offset
+
     def forget(self, case_id: str) -> None:
         """Drop ``case_id``'s result (it is to run again)."""
         self._offsets.pop(case_id, None)
@@ -85,11 +92,11 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         except OSError as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
 
-    def lines(self) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
-        """``(case_id, its record's line as written, None)`` for each result, in file order,
+    def lines(self) -> Iterator[tuple[str, int, bytes, dict[str, Any] | None]]:
+        """``(case_id, offset, its record's line as written, None)`` for each result, in file order,
         through one mapping of the file, not parsed (a merge copies them whole); a line that
         does not name its case id where a journal writes it (first after the kind, or last)
-        comes parsed instead, and checked: ``(case_id, line, record)``.
+        comes parsed instead, and checked: ``(case_id, offset, line, record)``.
 
         Raises:
             JournalError: The file cannot be read, or a record is not where it was written.
@@ -105,12 +112,12 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                     if line.startswith(b'{"kind":"result",' + key + b",") or line.endswith(
                         key + b"}\n"
                     ):
-                        yield case_id, line, None
+                        yield case_id, offset, line, None
                         continue
                     record = parse_record(line, path, None)
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
-                    yield case_id, line, record
+                    yield case_id, offset, line, record
         except (OSError, ValueError) as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
 

@@ -7,7 +7,9 @@ results and upload acknowledgements, planned in the suite's order, as a single p
 have planned them. Everything downstream (summary, reports, gate, ``stateval diff``,
 ``rescore``) reads that journal as it reads any run's, so the merged figures are the single
 run's. `merged_tally` is the merged run's summary counts without scoring its cases again: the
-shards' own counts (`RunTally.part`, handed back by ``--workers``) added up.
+shards' own counts (`RunTally.part`, handed back by ``--workers``) added up. The result lines
+are copied as written, in blocks of byte ranges (`shard_lines`, which ``--workers`` workers
+make beside each other and hand back with their counts).
 
 Example:
     >>> import tempfile
@@ -33,10 +35,13 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from stateval.errors import JournalError
 from stateval.run._episode_tracker import episode_tracker
@@ -48,7 +53,7 @@ from stateval.run._shard import Shard
 from stateval.run._tally import RunTally, TallyPart
 from stateval.suite import Case, Suite
 
-__all__ = ["merge_shards", "merged_tally", "open_run"]
+__all__ = ["ShardLines", "merge_shards", "merged_tally", "open_run", "shard_lines"]
 
 _SAME = (
     ("suite_hash", "suites"),
@@ -77,7 +82,12 @@ def open_run(root: str | Path, ref: str) -> Journal:
     return Journal.open(root, ref)
 
 
-def merge_shards(root: str | Path, shards: Sequence[Journal], suite_ids: Sequence[str]) -> Journal:
+def merge_shards(
+    root: str | Path,
+    shards: Sequence[Journal],
+    suite_ids: Sequence[str],
+    lines: Sequence[ShardLines] | None = None,
+) -> Journal:
     """Write the run the ``shards`` are parts of under ``root`` and return its journal.
 
     Args:
@@ -85,6 +95,8 @@ def merge_shards(root: str | Path, shards: Sequence[Journal], suite_ids: Sequenc
         shards: The journals of the N shards of one run, in any order.
         suite_ids: The suite's case ids in its order (the merged run plans its shards' cases in
             this order, as a single run of the suite would).
+        lines: `shard_lines` of each of ``shards``, in their order, when made already (by the
+            workers that journaled them); else made here.
 
     Raises:
         JournalError: The journals are not the N finished shards of one run (one line saying
@@ -111,8 +123,9 @@ def merge_shards(root: str | Path, shards: Sequence[Journal], suite_ids: Sequenc
     merged = Journal.create(root, header)
     pending: list[Future[None]] = []
     acked: set[tuple[str, str]] = set()
-    for journal in sorted(shards, key=lambda j: _shard(j).index):
-        pending += _copy(journal, merged, acked)
+    plans = [shard_lines(j) for j in shards] if lines is None else lines
+    for journal, plan in sorted(zip(shards, plans, strict=True), key=lambda j: _shard(j[0]).index):
+        pending += _copy(journal, plan, merged, acked)
     for done in pending:
         done.result()
     merged.append_end()
@@ -147,21 +160,68 @@ def merged_tally(
     return tally
 
 
-def _copy(journal: Journal, merged: Journal, acked: set[tuple[str, str]]) -> list[Future[None]]:
-    """Queue ``journal``'s results (every repetition) and current acknowledgements into
-    ``merged``."""
+@dataclass(frozen=True, slots=True)
+class ShardLines:
+    """A shard journal's results as a merge copies them (`shard_lines`): made where the shard
+    was journaled (by a ``--workers`` worker, beside the other shards), so the merge copies
+    byte ranges of the file instead of reading it line by line.
+
+    Attributes:
+        blocks: ``(start, end, case ids, where each one's line starts from start)`` of the
+            runs of result lines copied whole (`_BLOCK` lines at most each), in file order.
+        parsed: ``(case id, record)`` of the result lines a merge encodes again (those not
+            naming their case id where a journal writes it).
+    """
+
+    blocks: tuple[tuple[int, int, tuple[str, ...], tuple[int, ...]], ...]
+    parsed: tuple[tuple[str, dict[str, Any]], ...]
+
+
+def shard_lines(journal: Journal) -> ShardLines:
+    """The first repetitions' result lines of ``journal``, as a merge copies them.
+
+    Raises:
+        JournalError: The file cannot be read, or a record is not where it was written.
+    """
+    blocks: list[tuple[int, int, tuple[str, ...], tuple[int, ...]]] = []
+    parsed: list[tuple[str, dict[str, Any]]] = []
+    ids: list[str] = []
+    starts: list[int] = []
+    start = end = 0
+    for case_id, offset, line, record in journal.results.lines():
+        if record is not None:
+            parsed.append((case_id, record))
+            continue
+        if ids and (offset != end or len(ids) == _BLOCK):
+            blocks.append((start, end, tuple(ids), tuple(starts)))
+            ids, starts = [], []
+        if not ids:
+            start = offset
+        ids.append(case_id)
+        starts.append(offset - start)
+        end = offset + len(line)
+    if ids:
+        blocks.append((start, end, tuple(ids), tuple(starts)))
+    return ShardLines(tuple(blocks), tuple(parsed))
+
+
+def _copy(
+    journal: Journal, lines: ShardLines, merged: Journal, acked: set[tuple[str, str]]
+) -> list[Future[None]]:
+    """Queue ``journal``'s results (every repetition; the first ones' as ``lines`` says) and
+    current acknowledgements into ``merged``."""
     pending = []
-    block: list[tuple[str, bytes]] = []
-    for case_id, line, record in journal.results.lines():
-        if record is None:  # the line as submit_result would write it again: copied whole
-            block.append((case_id, line))
-            if len(block) == _BLOCK:
-                pending.append(merged.submit_result_lines(block))
-                block = []
-        else:
-            pending.append(merged.submit_result(case_id, _result(record)))
-    if block:
-        pending.append(merged.submit_result_lines(block))
+    try:
+        with journal.path.open("rb") as handle:
+            for start, end, ids, starts in lines.blocks:
+                block = os.pread(handle.fileno(), end - start, start)
+                if len(block) != end - start:
+                    raise JournalError(f"{journal.path}: shorter than its run wrote it")
+                pending.append(merged.submit_result_block(block, ids, starts))
+    except OSError as exc:
+        raise JournalError(f"cannot read {journal.path}: {exc}") from exc
+    for case_id, record in lines.parsed:
+        pending.append(merged.submit_result(case_id, _result(record)))
     for (case_id, _), record in journal.repeated.items():
         pending.append(merged.submit_result(case_id, _result(record)))
     for record in journal.current_acks():
