@@ -7,7 +7,16 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stateval.compare import NORMALIZERS, FieldPolicies, FieldStatus, MatchPolicy, compare_states
+from stateval.compare import (
+    NORMALIZERS,
+    FieldPolicies,
+    FieldStatus,
+    MatchPolicy,
+    MetricOptions,
+    case_metrics,
+    compare_states,
+    score_comparison,
+)
 from stateval.state import InterpretiveState, ValueConfidence
 
 PATHS = st.sampled_from(["a", "b", "c.d", "c.e", "f.g.h"])
@@ -149,3 +158,29 @@ def test_value_outcomes_read_like_the_field_comparisons(
         if f.actual is not None
     ]
     assert fast == slow
+
+
+OPTIONS = st.builds(
+    MetricOptions,
+    st.sampled_from(["all_or_nothing", "partial"]),
+    st.sampled_from(["fp_and_fn", "fp"]),
+)
+
+
+@given(states() | FLAT_STATES, states() | FLAT_STATES, STRICT | field_policies(), OPTIONS)
+def test_figures_of_an_unread_comparison_are_those_of_its_field_comparisons(
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    rules: FieldPolicies,
+    options: MetricOptions,
+) -> None:
+    # a comparison nothing has read is counted from its statuses (no FieldComparison made);
+    # one whose fields were all made is counted field by field: the figures are the same
+    unread = compare_states(expected, actual, rules)
+    read = compare_states(expected, actual, rules)
+    _ = read.fields
+    assert case_metrics(unread, options=options) == case_metrics(read, options=options)
+    assert (
+        score_comparison(unread, policies=rules).field_outcomes()
+        == score_comparison(read, policies=rules).field_outcomes()
+    )

@@ -32,18 +32,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from itertools import compress
 from operator import eq
 from typing import Any
 
+from stateval.compare._decide import decide_statuses
 from stateval.compare._field_comparison import FieldComparison, FieldStatus, compare_field
-from stateval.compare._field_policies import IGNORED as _IGNORED
 from stateval.compare._field_policies import STRICT as _STRICT
 from stateval.compare._field_policies import STRICT_VALUE as _STRICT_VALUE
 from stateval.compare._field_policies import FieldPolicies
-from stateval.compare._normalize import json_equal
 from stateval.compare._policy import MatchPolicy
 from stateval.errors import ComparisonError
-from stateval.state import InterpretiveState, ValueConfidence
+from stateval.state import InterpretiveState
 
 __all__ = [
     "FieldComparison",
@@ -142,7 +142,10 @@ class StateComparison:
         if decide is not None:
             paths, statuses, make, made = decide()
             self._paths, self._statuses = tuple(paths), tuple(statuses)
-            self._built = [made.get(i) for i in range(len(self._paths))]
+            built: list[FieldComparison | None] = [None] * len(self._paths)
+            for i, done in made.items():
+                built[i] = done
+            self._built = built
             self._make = make
             self._decide = None
         return self._paths, self._statuses
@@ -176,6 +179,13 @@ class StateComparison:
         paths, statuses = self._decided()
         return list(zip(paths, statuses, self._built, strict=True))
 
+    @property
+    def unmade(self) -> bool:
+        """True when no field's `FieldComparison` has been made: every field was decided by a
+        strict policy's equality and none was read (its score and credit are 1 or 0)."""
+        self._decided()
+        return not any(self._built)
+
     def value_outcomes(self) -> list[tuple[str, float, bool]]:
         """``(path, confidence, right)`` for each compared field the actual state holds, in
         order: the confidence of its best candidate, and whether its value is right under the
@@ -188,27 +198,43 @@ class StateComparison:
             >>> compare_states(want, got).value_outcomes()
             [('a', 0.5, True), ('c', 0.5, False)]
         """
+        return list(zip(*self.value_columns(), strict=True))
+
+    def value_columns(self) -> tuple[list[str], list[float], list[bool]]:
+        """`value_outcomes` as three columns (paths, confidences, right), made without a
+        tuple per field when the actual state is flat and no field comparison was made."""
         paths, statuses = self._decided()
         flat = None if self._actual is None else self._actual.flat_values
         shared = None if flat is None else flat.confidence  # every value's, in a flat state
-        confidence = None if self._actual is None else _confidence_of(self._actual)
         e_flat = None if self._expected is None else self._expected.flat_values
         # an unmade field is a strict policy's: its status says if its value is right (for a
         # mismatch only between flat states of one confidence, else the confidence may differ)
         wrong = shared is not None and e_flat is not None and e_flat.confidence == shared
         built = self._built
-        out: list[tuple[str, float, bool]] = []
+        if shared is not None and (wrong or _MISMATCHED not in statuses) and self.unmade:
+            # every field held is an unmade strict one of the shared confidence: columns
+            # made by C loops, no tuple per field
+            if _MISSING in statuses:
+                held = list(map(_MISSING.__ne__, statuses))
+                paths, statuses = tuple(compress(paths, held)), tuple(compress(statuses, held))
+            return list(paths), [shared] * len(paths), list(map(_MATCHING.__eq__, statuses))
+        confidence = None if self._actual is None else _confidence_of(self._actual)
+        out_paths: list[str] = []
+        out_conf: list[float] = []
+        out_right: list[bool] = []
         for i, (path, status) in enumerate(zip(paths, statuses, strict=True)):
             if status is _MISSING:
                 continue
+            out_paths.append(path)
             if confidence is not None and built[i] is None and (status is not _MISMATCHED or wrong):
-                conf = shared if shared is not None else confidence(path)
-                out.append((path, conf, status is _MATCHING))
+                out_conf.append(shared if shared is not None else confidence(path))
+                out_right.append(status is _MATCHING)
                 continue
             f = self._at(i)
             assert f.actual is not None
-            out.append((path, f.actual.confidence, status is not _EXTRA and bool(f.value_matched)))
-        return out
+            out_conf.append(f.actual.confidence)
+            out_right.append(status is not _EXTRA and bool(f.value_matched))
+        return out_paths, out_conf, out_right
 
     def status(self, path: str) -> FieldStatus | None:
         """The status of ``path``, or None when it was not compared."""
@@ -375,7 +401,7 @@ def compare_states(
     if isinstance(paths, str):
         raise ComparisonError(f"paths must be a collection of paths, not the string {paths!r}")
     wanted = None if paths is None else set(paths)
-    decide = partial(_decide, expected, actual, resolved, wanted)
+    decide = partial(decide_statuses, expected, actual, resolved, wanted)
     e_flat, a_flat = expected.flat_values, actual.flat_values
     mode = resolved.uniform_mode
     if (
@@ -404,96 +430,3 @@ def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:
         return lambda _path: shared
     best = state.best_candidates()
     return lambda path: best[path].confidence
-
-
-def _decide(
-    expected: InterpretiveState,
-    actual: InterpretiveState,
-    resolved: FieldPolicies,
-    wanted: set[str] | None,
-) -> tuple[
-    list[str], list[FieldStatus], Callable[[int], FieldComparison], dict[int, FieldComparison]
-]:
-    """Each compared path's status, a maker of its `FieldComparison`, and the ones made while
-    deciding (fields under non-strict policies)."""
-    e_values, e_conf, e_best = _best_values(expected)
-    a_values, a_conf, a_best = _best_values(actual)
-    plan = resolved.plan
-    planned = resolved._plans  # the per-path resolutions made so far
-    out_paths: list[str] = []
-    statuses: list[FieldStatus] = []
-    decided: dict[int, FieldComparison] = {}
-    order = list(e_values)
-    order += [p for p in a_values if p not in e_values]
-
-    def make(i: int) -> FieldComparison:
-        path = out_paths[i]
-        return compare_field(
-            path, expected.best(path), actual.best(path), plan(path)[0], policies=resolved
-        )
-
-    mode = resolved.uniform_mode
-    if (
-        (mode is _STRICT or mode is _STRICT_VALUE)
-        and wanted is None
-        and e_best is None
-        and a_best is None
-    ):  # two flat states, one strict policy: the loop below without the per-path plan
-        same_conf = mode is _STRICT_VALUE or e_conf == a_conf
-        for path, ev in e_values.items():
-            av = a_values.get(path, _ABSENT)
-            if av is _ABSENT:
-                statuses.append(_MISSING)
-            elif same_conf and (
-                ev == av if ev.__class__ is str and av.__class__ is str else json_equal(ev, av)
-            ):
-                statuses.append(_MATCHING)
-            else:
-                statuses.append(_MISMATCHED)
-        out_paths = order
-        statuses += [_EXTRA] * (len(order) - len(e_values))
-        return out_paths, statuses, make, decided
-    for path in order:
-        if wanted is not None and path not in wanted:
-            continue
-        policy, mode = planned.get(path) or plan(path)
-        if mode is _IGNORED:
-            continue
-        ev = e_values.get(path, _ABSENT)
-        av = a_values.get(path, _ABSENT)
-        if av is _ABSENT:
-            status = _MISSING
-        elif ev is _ABSENT:
-            status = _EXTRA
-        elif mode is _STRICT or mode is _STRICT_VALUE:
-            plain = ev.__class__ is str and av.__class__ is str
-            same = ev == av if plain else json_equal(ev, av)
-            if same and mode is _STRICT:
-                ec = e_conf if e_best is None else e_best[path].confidence
-                ac = a_conf if a_best is None else a_best[path].confidence
-                same = ec == ac
-            status = _MATCHING if same else _MISMATCHED
-        else:
-            done = compare_field(
-                path, expected.best(path), actual.best(path), policy, policies=resolved
-            )
-            decided[len(out_paths)] = done
-            status = done.status
-        out_paths.append(path)
-        statuses.append(status)
-    return out_paths, statuses, make, decided
-
-
-_ABSENT: Any = object()
-
-
-def _best_values(
-    state: InterpretiveState,
-) -> tuple[Mapping[str, Any], float, Mapping[str, ValueConfidence] | None]:
-    """``(path -> best value, the confidence of all of them, None)`` for a state in flat form,
-    else ``(path -> best value, 0.0, path -> best candidate)``."""
-    flat = state.flat_values
-    if flat is not None:
-        return flat.values, flat.confidence, None
-    best = state.best_candidates()
-    return {p: vc.value for p, vc in best.items()}, 0.0, best

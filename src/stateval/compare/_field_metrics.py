@@ -449,6 +449,14 @@ def case_metrics(
         options: Scorer conventions.
     """
     opts = options or MetricOptions()
+    if slots is None and comparison.unmade:
+        # every field is an unmade strict one (credit 1 or 0): the counts give the figures
+        matching, mismatched, missing, extra = comparison.counts.values()
+        if not mismatched or opts.list_credit != "partial":
+            outcomes = tuple(map(_strict_outcome, comparison.paths, comparison.statuses))
+            missed = missing if opts.wrong_value == "fp" else mismatched + missing
+            figures = float(matching), float(mismatched + extra), float(missed)
+            return CaseMetrics(outcomes, *figures, matching, len(outcomes), False)
     slot_set = None if slots is None else frozenset(slots)
     outcomes = case_outcomes(
         comparison,

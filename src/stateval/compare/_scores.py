@@ -51,6 +51,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from stateval.compare._comparison import FieldComparison, FieldStatus, StateComparison
@@ -367,8 +368,10 @@ class CaseScores:
         """``(name, score, label)`` of each of `fields`' scores, without their explanations
         and metadata, and without making the comparison of a field decided by equality (what
         a diff of 100,000 cases reads)."""
-        out: list[tuple[str, float, str]] = []
         errors = self.judge_errors
+        if not errors and self.comparison.unmade:  # the same few triples for every case
+            return list(map(_strict_outcome, self.comparison.paths, self.comparison.statuses))
+        out: list[tuple[str, float, str]] = []
         for path, status, made in self.comparison.items():
             label = "judge_error" if path in errors else status.value
             if made is None:  # a field not made yet is of a strict policy: binary
@@ -465,6 +468,12 @@ def score_comparison(
         tuple(critical),
         None if edits is None or failure is not None else tuple(edits),
     )
+
+
+@lru_cache(maxsize=8192)
+def _strict_outcome(path: str, status: FieldStatus) -> tuple[str, float, str]:
+    """`CaseScores.field_outcomes`' triple of a field a strict policy decided (shared)."""
+    return f"{FIELD_PREFIX}{path}", float(status is FieldStatus.MATCHING), status.value
 
 
 def _critical(path: str, patterns: Sequence[str]) -> bool:

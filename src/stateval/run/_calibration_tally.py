@@ -29,9 +29,8 @@ class CalibrationTally:
         self._missing: dict[str, int] = {}
 
     def add(self, comparison: StateComparison, index: int) -> None:
-        outcomes = comparison.value_outcomes()
-        if outcomes:
-            paths, confidences, right = zip(*outcomes, strict=True)
+        paths, confidences, right = comparison.value_columns()
+        if paths:
             codes = self._codes
             try:
                 coded = list(map(codes.__getitem__, paths))

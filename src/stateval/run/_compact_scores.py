@@ -29,6 +29,7 @@ import dataclasses
 import enum
 import hashlib
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any
 
 import orjson
@@ -164,20 +165,22 @@ def compact_scores(
 
 def _delta_scores(comparison: StateComparison, preserved: frozenset[str]) -> dict[str, float]:
     """``changed_fields_accuracy`` and ``preserved_fields_accuracy`` as the scoring core gives
-    them (`view_accuracy` of each delta view; none for an empty view), counted in one pass over
-    the comparison's statuses instead of deciding each view (the views partition its paths)."""
-    counts = {False: [0, 0, 0], True: [0, 0, 0]}  # preserved? -> [matching, expected, paths]
-    for path, status, _ in comparison.items():
-        view = counts[path in preserved]
-        view[2] += 1
-        if status is not FieldStatus.EXTRA:
-            view[1] += 1
-            view[0] += status is FieldStatus.MATCHING
+    them (`view_accuracy` of each delta view; none for an empty view), counted from the
+    comparison's statuses instead of deciding each view (the views partition its paths)."""
+    paths, statuses = comparison.paths, comparison.statuses
+    kept = list(compress(statuses, map(preserved.__contains__, paths)))
+    matching, _, _, extra = comparison.counts.values()
+    kept_matching, kept_extra = kept.count(FieldStatus.MATCHING), kept.count(FieldStatus.EXTRA)
     out = {}
-    for name, (matching, expected, paths) in (
-        ("changed_fields_accuracy", counts[False]),
-        ("preserved_fields_accuracy", counts[True]),
+    for name, n_paths, expected, right in (  # [paths, expected, matching] of each view
+        (
+            "changed_fields_accuracy",
+            len(paths) - len(kept),
+            len(paths) - extra - (len(kept) - kept_extra),
+            matching - kept_matching,
+        ),
+        ("preserved_fields_accuracy", len(kept), len(kept) - kept_extra, kept_matching),
     ):
-        if paths:
-            out[name] = matching / expected if expected else 0.0
+        if n_paths:
+            out[name] = right / expected if expected else 0.0
     return out

@@ -337,9 +337,9 @@ class CaseScore:
 
     def case_scores(self) -> CaseScores | None:
         """The scoring core's scores of this case (`stateval.compare.CaseScores`: its
-        evaluations without their explanations made), made anew on each call; None when
-        this score was given its evaluations, or making them raises (`evaluations` then
-        recovers)."""
+        evaluations without their explanations made), made once and shared by the
+        evaluations, the compact scores and a diff's observation; None when this score was
+        given its evaluations, or making them raises (`evaluations` then recovers)."""
         make = self._scores
         if make is None:
             return None

@@ -162,9 +162,13 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     ok = result.ok
     checks = _checks(expected, actual, comparison, scoring, ok)
 
+    made: list[CaseScores] = []  # made once: shared by the evaluations and compact scores
+
     def scores() -> CaseScores:
+        if made:
+            return made[0]
         failure = None if ok else f"mutator failed ({result.error_type}): {result.error}"
-        return score_comparison(
+        core = score_comparison(
             comparison,
             policies=scoring.policies,
             pre=case.pre_state if result.pre_state is None else result.pre_state,
@@ -179,6 +183,8 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             critical=scoring.thresholds.critical_fields,
             edits=score.edits_under(scoring, case),
         )
+        made.append(core)
+        return core
 
     def evaluate() -> list[Evaluation]:
         made = scores()
