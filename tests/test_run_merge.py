@@ -484,3 +484,21 @@ def test_a_merge_copying_the_workers_lines_writes_the_journal_it_writes_alone(
         assert journal.complete
     records = [j.path.read_bytes().split(b"\n")[1:-2] for j in (copied, alone)]  # no header, end
     assert records[0] == records[1]
+
+
+def test_workers_show_the_progress_bar_of_a_single_run(home: Path, small: Path) -> None:
+    suite = yaml.safe_load(small.read_text())
+    bad = {"id": "bad", "input": {"prompt": "x"}, "expected_post_state": {"n": "x"}}
+    suite["cases"]["inline"].append(bad)  # the mutator fails on it: an error
+    small.write_text(yaml.safe_dump(suite, sort_keys=False))
+
+    def bar(*extra: str) -> str:
+        result = _invoke("run", str(small), "--no-phoenix", *extra)
+        assert result.exit_code == 1, result.output
+        lines = [line for line in result.output.splitlines() if line.startswith("merge-small ")]
+        assert lines, result.output
+        return re.sub(r"\d+:\d\d:\d\d$", "", lines[-1])  # the time it took aside
+
+    single = bar()
+    assert f"{N + 1}/{N + 1} 1 errors" in single
+    assert bar("--workers", "2") == single

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeAlias
 
@@ -37,6 +38,7 @@ from stateval.cli._diff import BaselineOption, FailOnRegressionOption, RepeatOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
     from stateval.reports import ReportRequest
     from stateval.run import (
@@ -281,6 +283,18 @@ class TerminalView:
         as scoring ends, then the upload to Phoenix shows its own progress until it is done."""
         return _run_with_progress(suite, journal, target, concurrency, self.err, finish)
 
+    @contextmanager
+    def shards(self, name: str, total: int) -> Iterator[Callable[[int, int], None]]:
+        """A progress bar of the cases the ``--workers`` workers have scored, as a single
+        run's."""
+        progress, task = _case_bar(self.err, name, total, 0)
+
+        def shown(scored: int, failed: int) -> None:
+            progress.update(task, completed=scored, errors=failed)
+
+        with progress:
+            yield shown
+
 
 def _run_with_progress(
     suite: Suite,
@@ -290,24 +304,13 @@ def _run_with_progress(
     err: Console,
     finish: Callable[[RunSummary], None],
 ) -> RunOutcome:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from stateval.cli._progress import UploadWatch
     from stateval.run import CaseScore, UploadProgress
     from stateval.upload import run_suite
 
     total = len(journal.header.case_ids) * journal.header.repetitions
     done = total - len(journal.missing) - len(journal.missing_repetitions)
-    progress = Progress(
-        TextColumn("{task.description}", markup=False),  # the suite name is text
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[errors]} errors"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    )
-    task = progress.add_task(suite.name, total=total, completed=done, errors=0)
+    progress, task = _case_bar(err, suite.name, total, done)
     errors = [0]
 
     def on_case(score: CaseScore) -> None:
@@ -356,6 +359,22 @@ def _run_with_progress(
             )
         raise typer.Exit(interrupted_exit_code(stop.signum)) from None
     return outcome
+
+
+def _case_bar(err: Console, name: str, total: int, done: int) -> tuple[Progress, TaskID]:
+    """A progress bar of ``total`` cases (``done`` already) and their errors, on ``err``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("{task.description}", markup=False),  # the suite name is text
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[errors]} errors"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    return progress, progress.add_task(name, total=total, completed=done, errors=0)
 
 
 def _print_delivery(upload: UploadStatus, header: RunHeader) -> None:

@@ -8,6 +8,7 @@ shows a run through, the `RunResult` it gets back, the baseline resolved before 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -74,6 +75,12 @@ class RunView(Protocol):
         finish: Callable[[RunSummary], None],
     ) -> RunOutcome:
         """Run the journal's cases to the end; ``finish`` as soon as scoring ends."""
+        ...
+
+    def shards(self, name: str, total: int) -> AbstractContextManager[Callable[[int, int], None]]:
+        """Show the ``total`` cases of suite ``name`` that ``--workers`` workers run, while
+        they run: the display is updated with how many they have scored and how many of
+        those failed."""
         ...
 
 

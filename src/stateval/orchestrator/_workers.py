@@ -19,16 +19,18 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass, fields, replace
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
+from typing import Any
 
 from stateval.errors import StatevalError, UsageError
 from stateval.orchestrator._conclude import RunResult, RunView
 from stateval.orchestrator._merge import merge_runs, merged_beside
 from stateval.orchestrator._request import RunRequest
 from stateval.run import (
+    CaseScore,
     Journal,
     JournalIndex,
     PhoenixTarget,
@@ -36,6 +38,7 @@ from stateval.run import (
     ShardLines,
     TallyPart,
     UploadStatus,
+    run_counted,
     shard_lines,
     start_journal,
 )
@@ -108,7 +111,7 @@ def run_shard(task: ShardTask) -> ShardDone:
 
     home = Path(task.home) if task.home is not None else Path(tempfile.mkdtemp(prefix="stateval-"))
     try:
-        suite = _FORKED.get(task.suite_path) or load_suite(task.suite_path)
+        suite = _FORKED.suites.get(task.suite_path) or load_suite(task.suite_path)
         target = None
         if task.phoenix_url is not None:
             target = PhoenixTarget(task.phoenix_url, os.environ.get("PHOENIX_API_KEY") or None)
@@ -131,17 +134,29 @@ def run_shard(task: ShardTask) -> ShardDone:
                 mode=mode,
             )
             concurrency = task.concurrency or suite.model.concurrency
-            outcome = asyncio.run(
-                run_suite(suite, journal, concurrency=concurrency, phoenix=target)
-            )
+            if target is None:  # the counts only: the driver summarises the whole run
+                tally = asyncio.run(
+                    run_counted(suite, journal, concurrency=concurrency, on_case=_FORKED.count)
+                )
+            else:
+                outcome = asyncio.run(
+                    run_suite(
+                        suite,
+                        journal,
+                        concurrency=concurrency,
+                        phoenix=target,
+                        on_case=_FORKED.count,
+                    )
+                )
+                assert outcome.tally is not None  # a run's outcome carries its counts
+                tally = outcome.tally
+                if outcome.upload is not None:
+                    uploads.append(outcome.upload)
             ids.append(journal.run_id)
-            assert outcome.tally is not None  # a run's outcome carries its counts
-            tallies.append(outcome.tally.part())
+            tallies.append(tally.part())
             indexes.append(journal.index())
             lines.append(shard_lines(journal))
             paths.append(journal.path)
-            if outcome.upload is not None:
-                uploads.append(outcome.upload)
         journals = () if task.home is not None else tuple(Path(p).read_bytes() for p in paths)
         return ShardDone(
             tuple(ids),
@@ -167,32 +182,64 @@ def _sum_uploads(uploads: Sequence[UploadStatus]) -> UploadStatus | None:
     return replace(uploads[-1], error=error, **sums)
 
 
-Backend = Callable[[Sequence[ShardTask], RunRequest], list[ShardDone]]
-"""Runs the tasks somewhere and hands back their results, in task order."""
+Backend = Callable[[Sequence[ShardTask], RunRequest, "ShardsShown"], list[ShardDone]]
+"""Runs the tasks somewhere and hands back their results, in task order, showing how many
+cases they have scored where it can."""
+
+ShardsShown = Callable[[int, int], None]
+"""Shows how many cases the workers have scored so far, and how many of them failed."""
 
 
-_FORKED: dict[str, Suite] = {}
-"""The driver's loaded suite by path, while it forks its local workers: each inherits it
-(imported, its cases validated and indexed) instead of starting Python and loading the suite
-again, about 1.5 s and 55 µs per case of the suite each."""
+class _Inherited:
+    """What the driver's local workers inherit when forked (`_FORKED`): the driver's loaded
+    suite by path (imported, its cases validated and indexed: no second interpreter start and
+    load per worker, about 1.5 s and 55 µs per case of the suite each), and the counters of
+    the cases they have scored and of those that failed (shared memory the driver reads to
+    show progress)."""
+
+    def __init__(self) -> None:
+        self.suites: dict[str, Suite] = {}
+        self.scored: Any = None  # a multiprocessing Array("q", 2): scored, failed
+
+    def count(self, score: CaseScore) -> None:
+        """Count a scored case (in a worker forked while the driver counts them)."""
+        if self.scored is not None:
+            with self.scored.get_lock():
+                self.scored[0] += 1
+                self.scored[1] += not score.ok
 
 
-def _local(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
+_FORKED = _Inherited()
+_SHOW_EVERY = 0.2
+"""Seconds between two looks at the workers' counts."""
+
+
+def _local(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) -> list[ShardDone]:
     """One process per task on this machine: forked from the driver where the platform can
-    (inheriting the loaded suite, `_FORKED`), else spawned (a fresh interpreter each)."""
+    (inheriting the loaded suite and the counters of scored cases, `_FORKED`), else spawned
+    (a fresh interpreter each, no progress shown)."""
     method = "fork" if "fork" in get_all_start_methods() else "spawn"
-    _FORKED.update({task.suite_path: request.suite for task in tasks})
+    context = get_context(method)
+    _FORKED.suites.update({task.suite_path: request.suite for task in tasks})
+    _FORKED.scored = context.Array("q", 2) if method == "fork" else None
     try:
-        with ProcessPoolExecutor(max_workers=len(tasks), mp_context=get_context(method)) as pool:
-            return list(pool.map(run_shard, tasks))
+        with ProcessPoolExecutor(max_workers=len(tasks), mp_context=context) as pool:
+            running = [pool.submit(run_shard, task) for task in tasks]
+            while True:
+                pending = wait(running, timeout=_SHOW_EVERY).not_done
+                if _FORKED.scored is not None:
+                    shown(_FORKED.scored[0], _FORKED.scored[1])
+                if not pending:
+                    return [future.result() for future in running]
     finally:
-        _FORKED.clear()
+        _FORKED.suites.clear()
+        _FORKED.scored = None
 
 
-def _ray(tasks: Sequence[ShardTask], request: RunRequest) -> list[ShardDone]:
+def _ray(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) -> list[ShardDone]:
     """One Ray task per shard on the cluster at ``request.ray_address`` (``RAY_ADDRESS``
     when None; a local Ray when neither is set), each journaled on its node and shipped
-    back."""
+    back (no progress shown until they are done)."""
     try:
         import ray
     except ImportError as exc:
@@ -251,7 +298,9 @@ def run_workers(request: RunRequest, view: RunView) -> RunResult:
         for i in range(1, n + 1)
     ]
     view.note(f"{n} {request.backend} workers, shared run {key}")
-    done = backend(tasks, request)
+    planned = len(suite.cases) if request.limit is None else min(request.limit, len(suite.cases))
+    with view.shards(suite.name, planned * request.repetitions * len(request.modes)) as shown:
+        done = backend(tasks, request, shown)
     for task, shard in zip(tasks, done, strict=True):
         if shard.failure is not None:
             raise StatevalError(f"shard {task.shard}: {shard.failure}")

@@ -19,13 +19,14 @@ from stateval.run._run_header import RunHeader, list_runs
 from stateval.run._runner import UploadSink, execute
 from stateval.run._scoring import Scoring
 from stateval.run._shard import Shard, shard_group
-from stateval.run._tally import run_summary
+from stateval.run._tally import RunTally, run_summary
 from stateval.suite import EpisodeMode, FieldsAs, Suite
 
 __all__ = [
     "close_clients",
     "find_latest",
     "find_resumable",
+    "run_counted",
     "run_local",
     "start_journal",
     "suite_run",
@@ -220,9 +221,30 @@ async def run_local(
     Raises:
         SuiteError: The suite was loaded without its mutator.
     """
+    tally = await run_counted(suite, journal, concurrency=concurrency, sink=sink, on_case=on_case)
+    summary = run_summary(suite, journal, tally)
+    if on_scored is not None:
+        on_scored(summary, None)
+    return RunOutcome(summary, journal, tally=tally)
+
+
+async def run_counted(
+    suite: Suite,
+    journal: Journal,
+    *,
+    concurrency: int,
+    sink: UploadSink | None = None,
+    on_case: Callable[[CaseScore], None] | None = None,
+) -> RunTally:
+    """`run_local` up to its running counts, no summary made of them (a ``--workers``
+    worker's shard: the driver adds up the shards' counts and summarises the whole run).
+
+    Raises:
+        SuiteError: The suite was loaded without its mutator.
+    """
     async with suite_run(suite, journal) as scoring:
         assert suite.mutator is not None  # suite_run checked
-        tally = await execute(
+        return await execute(
             suite,
             journal,
             scoring,
@@ -232,10 +254,6 @@ async def run_local(
             on_case=on_case,
             judge=suite.judge,
         )
-    summary = run_summary(suite, journal, tally)
-    if on_scored is not None:
-        on_scored(summary, None)
-    return RunOutcome(summary, journal, tally=tally)
 
 
 async def close_clients(suite: Suite) -> None:
