@@ -298,10 +298,20 @@ class InterpretiveState:
         values: Mapping[str, Any],
         confidence: float = 1.0,
         message_id: str | None = None,
+        *,
+        checked: bool = False,
     ) -> InterpretiveState:
-        """One candidate per path from ``{path: value}``, each with ``confidence``."""
+        """One candidate per path from ``{path: value}``, each with ``confidence``.
+
+        With ``checked``, ``values`` is a dict whose every path and value were accepted by
+        an earlier ``from_flat`` (the same values read again, e.g. a case line known not to
+        have changed since it was loaded): nothing is checked again, and the dict is kept,
+        not copied (the caller gives it up)."""
         if not values:
             return cls()
+        if checked and type(values) is dict and type(confidence) is float:
+            kinds = set(map(type, values.values()))
+            return cls({}, FlatValues(values, confidence, message_id, kinds == _STR))
         first = next(iter(values))
         if confidence.__class__ is float and 0.0 <= confidence <= 1.0:
             conf = confidence

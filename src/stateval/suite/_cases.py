@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zlib
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +57,12 @@ _CSV_JSON_COLUMNS = frozenset(
 )
 
 
-def read_state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> InterpretiveState:
-    """A state as a suite writes it: the candidate form, or flat / nested values."""
+def read_state(
+    data: Mapping[str, Any], fmt: StateFormat, confidence: float, *, checked: bool = False
+) -> InterpretiveState:
+    """A state as a suite writes it: the candidate form, or flat / nested values (with
+    ``checked``, flat values read before from an unchanged line: kept as they are, see
+    `InterpretiveState.from_flat`)."""
     fields = data.get("fields")
     if (
         len(data) == 1
@@ -66,7 +72,7 @@ def read_state(data: Mapping[str, Any], fmt: StateFormat, confidence: float) -> 
         return InterpretiveState.from_dict(data)
     if fmt == "nested":
         return InterpretiveState.from_nested(data, confidence=confidence)
-    return InterpretiveState.from_flat(data, confidence=confidence)
+    return InterpretiveState.from_flat(data, confidence=confidence, checked=checked)
 
 
 def _human_verdict(given: str | HumanVerdictSpec) -> HumanVerdict:
@@ -80,11 +86,15 @@ def build_case(
     fmt: StateFormat,
     confidence: float,
     episodes: EpisodesSpec | None = None,
+    *,
+    checked: bool = False,
 ) -> tuple[Case | None, list[tuple[Loc, str]]]:
     """Turn a validated `CaseSpec` into a `Case`, or the ``(location, message)`` problems.
 
     An unreviewed draft without ``expected_post_state`` is neither: ``(None, [])``. With
-    ``episodes``, the case's episode and turn index are read from its metadata."""
+    ``episodes``, the case's episode and turn index are read from its metadata. With
+    ``checked``, the spec was read from a line built into a case before and unchanged since:
+    its flat states and metadata are not checked again."""
     problems: list[tuple[Loc, str]] = []
     episode_id: str | None = None
     turn_index: int | None = None
@@ -103,7 +113,7 @@ def build_case(
         if given is None:
             continue
         try:
-            states[name] = read_state(given, fmt, confidence)
+            states[name] = read_state(given, fmt, confidence, checked=checked)
         except StateError as exc:
             path = getattr(exc, "path", None)
             problems.append(((name, path) if isinstance(path, str) else (name,), str(exc)))
@@ -116,7 +126,7 @@ def build_case(
     except StateError as exc:
         problems.append((("input", "metadata"), str(exc)))
     try:
-        if spec.metadata:
+        if spec.metadata and not checked:
             json.dumps(spec.metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
         problems.append((("metadata",), f"not JSON: {exc}"))
@@ -236,6 +246,7 @@ def _read_jsonl(
     """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
     ids: list[str] = []
     offsets: list[int] = []
+    checksums = array("I")
     hasher = CaseHasher()
     seen: dict[str, int | None] = {}
     offset = 0
@@ -261,6 +272,7 @@ def _read_jsonl(
                 hasher.add(case)
                 ids.append(case.id)
                 offsets.append(start)
+                checksums.append(zlib.crc32(raw))
                 if visit is not None:
                     visit(case)
     if problems:
@@ -272,18 +284,22 @@ def _read_jsonl(
         return _case_from_line(raw, fmt, confidence, grouping)
 
     left_out = 0 if drafts is None else len(drafts) - drafts_before
-    return FileCases(path, ids, offsets, hasher.hexdigest(), read, skipped=left_out)
+    return FileCases(
+        path, ids, offsets, hasher.hexdigest(), read, skipped=left_out, checksums=checksums
+    )
 
 
 def _case_from_line(
     raw: bytes, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None
 ) -> Case:
-    """One case from one (already validated) JSONL line."""
+    """One case from a JSONL line validated when the suite was loaded and unchanged since
+    (`FileCases` compares its checksum): what was checked then (the limits of its JSON, the
+    paths and values of its flat states, its metadata) is not checked again."""
     try:
-        spec = case_spec(parse_json(raw))
+        spec = case_spec(parse_json(raw, checked=True))
     except (ValueError, ValidationError, DocumentError) as exc:
         raise SuiteError(f"not a valid case: {exc}") from exc
-    case, bad = build_case(spec, fmt, confidence, episodes)
+    case, bad = build_case(spec, fmt, confidence, episodes, checked=True)
     if case is None:
         raise SuiteError(f"not a valid case: {bad[0][1]}")
     return case

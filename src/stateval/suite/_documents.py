@@ -168,9 +168,11 @@ def parse_yaml(text: str) -> Any:
     return value
 
 
-def parse_json(text: str | bytes) -> Any:
+def parse_json(text: str | bytes, *, checked: bool = False) -> Any:
     """The value of a JSON document, within the limits (``NaN`` and ``Infinity`` pass through:
-    the state checks reject them where a value must be finite).
+    the state checks reject them where a value must be finite). With ``checked``, the text is
+    one this function accepted before (read again unchanged): the limits are not checked
+    again.
 
     The text is parsed by orjson, which reads a subset of what the standard library reads, to
     the same values; what it refuses (``NaN``, a text that is not JSON...) or reads otherwise
@@ -191,7 +193,7 @@ def parse_json(text: str | bytes) -> Any:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
             value = _parse_standard(text)
-    if not _plainly_within_limits(text):
+    if not checked and not _plainly_within_limits(text):
         _check_value(value)
     return value
 

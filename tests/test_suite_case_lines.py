@@ -1,8 +1,9 @@
-"""The cases hash: the same bytes whichever way a case's example text is made.
+"""A JSONL case file's lines: the cases hash made from them, and the cases read again in a run.
 
 Journals record ``cases_hash``; resume, shard merges and score fingerprints compare it, so the
 text it hashes must not change when the way it is written does (`example_json` writes each
-state from one ``orjson.dumps`` of its values where it can).
+state from one ``orjson.dumps`` of its values where it can). A run reads each case's line again
+(`FileCases`) without validating it again: only a line that is the one validated is used.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stateval.errors import StateError
+from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Case, load_suite
@@ -101,14 +102,15 @@ _HASHES = {  # cases_hash of `_ROWS` on main at 2533985, before `example_json`
 }
 
 
-def _suite(folder: Path, fmt: str) -> Path:
+def _suite(folder: Path, fmt: str, suffix: str = "jsonl") -> Path:
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
         for row in _ROWS:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    path = folder / f"{fmt}.yaml"
+    (folder / "cases.json").write_text(json.dumps(_ROWS, ensure_ascii=False), encoding="utf-8")
+    path = folder / f"{fmt}-{suffix}.yaml"
     path.write_text(
         'mutator: {type: python, callable: "builtins:print"}\n'
-        f"cases: {{file: cases.jsonl, format: {fmt}}}\n"
+        f"cases: {{file: cases.{suffix}, format: {fmt}}}\n"
     )
     return path
 
@@ -212,3 +214,38 @@ def test_a_changed_state_is_written_as_it_now_is() -> None:
     state.set_value("a", ValueConfidence("z", 0.5, message_id="m"))
     case = Case("c", state, StructuredInput("p", "m"), InterpretiveState())
     assert example_json(case) == _reference(case)
+
+
+@pytest.mark.parametrize("fmt", ["flat", "nested"])
+def test_a_case_read_again_is_the_case_validated(tmp_path: Path, fmt: str) -> None:
+    # the JSON file's cases are held as validated; the JSONL file's are read again unchecked
+    held = load_suite(_suite(tmp_path, fmt, "json"), load_mutator=False)
+    again = load_suite(_suite(tmp_path, fmt), load_mutator=False)
+    assert list(again.cases) == list(held.cases)
+    assert [c.to_example() for c in again.cases] == [c.to_example() for c in held.cases]
+    assert again.cases_hash == held.cases_hash
+    # each reading makes states of its own
+    first, second = again.cases[0], again.cases[0]
+    first.pre_state.set_value("a", ValueConfidence("changed", 1.0))
+    assert second.pre_state.to_flat()["a"] == "x"
+    assert again.cases[0].pre_state.to_flat()["a"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('"prompt": "hi"', '"prompt": "ho"'),  # same id, same length: the content changed
+        ('"a": "z"', '"a": NaN'),  # same id, now a value the load refuses
+        ('"plain"', '"other"'),  # another id
+    ],
+)
+def test_a_line_changed_after_loading_is_not_used(tmp_path: Path, before: str, after: str) -> None:
+    suite = load_suite(_suite(tmp_path, "flat"), load_mutator=False)
+    cases_file = tmp_path / "cases.jsonl"
+    text = cases_file.read_text(encoding="utf-8")
+    assert before in text
+    cases_file.write_text(text.replace(before, after, 1), encoding="utf-8")
+    for read in (lambda: list(suite.cases), lambda: suite.cases.get("plain")):
+        with pytest.raises(SuiteError, match=r"changed after the suite was loaded \(case 1, "):
+            read()
+    assert suite.cases.get("nested") is not None  # the other lines are as they were
