@@ -31,6 +31,9 @@ class GroupWriter:
 
     The thread starts on the first record and exits after `_IDLE` seconds without work. A
     failed write fails its batch and every later record (the journal is then unusable).
+    Records queued while the thread is busy form batches of at most ``window`` records, and
+    the records of one batch share the future that says it is durable (one future made and
+    set per batch, not per record).
     """
 
     def __init__(self, path: Path, size: int, window: int) -> None:
@@ -39,27 +42,33 @@ class GroupWriter:
         self.window = window
         self.fsyncs = 0
         self._cond = threading.Condition()
-        self._pending: list[tuple[bytes, Future[None]]] = []
+        self._pending: list[tuple[list[bytes], Future[None]]] = []  # batches, in order
         self._last: Future[None] | None = None
         self._thread: threading.Thread | None = None
         self._error: JournalError | None = None
 
     def submit(self, data: bytes) -> tuple[int, Future[None]]:
-        """Queue ``data``; return its offset in the file and a future done once it is durable."""
-        done: Future[None] = Future()
+        """Queue ``data``; return its offset in the file and a future done once it is durable
+        (the same future as the other records of its batch)."""
         with self._cond:
             if self._error is not None:
                 raise self._error
             offset = self.size
             self.size += len(data)
-            self._pending.append((data, done))
+            pending = self._pending
+            if pending and len(pending[-1][0]) < self.window:
+                batch, done = pending[-1]
+                batch.append(data)
+                return offset, done
+            done = Future()
+            pending.append(([data], done))
             self._last = done
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name=f"stateval-journal-{self.path.parent.name}", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            self._cond.notify()  # the thread waits only while nothing is pending
         return offset, done
 
     def flush(self) -> None:
@@ -73,34 +82,32 @@ class GroupWriter:
         if last is not None:
             last.result()
 
-    def _take(self) -> list[tuple[bytes, Future[None]]] | None:
+    def _take(self) -> tuple[list[bytes], Future[None]] | None:
         with self._cond:
             if not self._pending:
                 self._cond.wait(_IDLE)
             if not self._pending:
                 self._thread = None
                 return None
-            batch = self._pending[: self.window]
-            del self._pending[: self.window]
-            return batch
+            return self._pending.pop(0)
 
     def _run(self) -> None:
-        while (batch := self._take()) is not None:
+        while (taken := self._take()) is not None:
+            batch, done = taken
             try:
-                _append(self.path, b"".join(data for data, _ in batch))
+                _append(self.path, b"".join(batch))
             except OSError as exc:
                 error = JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}")
                 with self._cond:
                     self._error = error
-                    batch += self._pending
+                    failed = [done, *(later for _, later in self._pending)]
                     self._pending = []
                     self._thread = None
-                for _, done in batch:
-                    done.set_exception(error)
+                for future in failed:
+                    future.set_exception(error)
                 return
             self.fsyncs += 1
-            for _, done in batch:
-                done.set_result(None)
+            done.set_result(None)
 
 
 def _append(path: Path, data: bytes) -> None:
