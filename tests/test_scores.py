@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import gc
 from dataclasses import replace
 from pathlib import Path
 
@@ -200,6 +201,28 @@ def test_a_case_score_reads_its_accuracy_as_its_state_accuracy_evaluation(
     evaluated = score_case(case, result, Scoring(rules)).evaluation("state_accuracy")
     assert evaluated is not None
     assert counted == evaluated.score
+
+
+def test_a_scored_case_is_freed_when_dropped_not_left_to_the_garbage_collector() -> None:
+    # a run scores 100,000 cases: a reference cycle per case would leave each case's objects
+    # to the collector; the scoring core's scores are made once and shared
+    pre = InterpretiveState.from_flat({"a": "1", "b": "2"})
+    expected = InterpretiveState.from_flat({"a": "1", "b": "3"})
+    case = Case("c", pre, StructuredInput("p", "m1"), expected)
+    result = CaseResult("c", InterpretiveState.from_flat({"a": "1", "b": "2"}), None, None, 0.0)
+    scoring = Scoring()
+    gc.collect()
+    gc.disable()
+    try:
+        score = score_case(case, result, scoring)
+        core = score.case_scores()
+        assert core is not None
+        assert score.case_scores() is core
+        assert [e.name for e in score.evaluations][:2] == ["state_accuracy", "overall_match"]
+        del score, core
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_the_empty_turn_scores_one_everywhere() -> None:

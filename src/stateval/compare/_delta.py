@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import compress
+from operator import not_
 
 from stateval.compare._comparison import StateComparison, compare_states
 from stateval.compare._field_comparison import FieldComparison, FieldStatus
@@ -88,16 +90,14 @@ def split_delta(
     # expected against pre: expected paths in order, then the pre-state's others; a path
     # kept as it was is a matching one (strict policies decided by equality, nothing made)
     before = compare_states(expected, pre, resolved)
-    changed: list[str] = []
-    preserved: list[str] = []
-    for path, status in zip(before.paths, before.statuses, strict=True):
-        (preserved if status is FieldStatus.MATCHING else changed).append(path)
+    paths, kept = before.paths, list(map(FieldStatus.MATCHING.__eq__, before.statuses))
+    preserved = tuple(compress(paths, kept))
     keep = set(preserved)
     return DeltaComparison(
         changed=_view(comparison, keep, keep=False),
         preserved=_view(comparison, keep, keep=True),
-        changed_paths=tuple(changed),
-        preserved_paths=tuple(preserved),
+        changed_paths=tuple(compress(paths, map(not_, kept))),
+        preserved_paths=preserved,
     )
 
 

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from itertools import compress
 from typing import Any
 
 from stateval.compare._comparison import FieldStatus, StateComparison
@@ -165,17 +166,14 @@ def field_edits(
     matching = (
         None
         if comparison is None
-        else {
-            p
-            for p, s in zip(comparison.paths, comparison.statuses, strict=True)
-            if s is FieldStatus.MATCHING
-        }
+        else set(compress(comparison.paths, map(FieldStatus.MATCHING.__eq__, comparison.statuses)))
     )
     out: list[FieldEdit] = []
     paths = list(want)
-    if before:
+    if not before.keys() <= want.keys():
         paths += [p for p in before if p not in want]
-    paths += [p for p in got if p not in want and p not in before]
+    if not got.keys() <= want.keys():
+        paths += [p for p in got if p not in want and p not in before]
     plan = resolved.plan
     # every path takes the default policy when no pattern is set: resolved once
     uniform = plan(paths[0]) if paths and resolved.uniform_mode is not None else None

@@ -28,8 +28,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -51,6 +53,7 @@ __all__ = ["SCORES_KEY", "compact_scores", "scores_fingerprint"]
 SCORES_KEY = "scores"
 """The key of a result record that holds its case's `compact_scores`."""
 _FORMAT = 1  # bump when what `compact_scores` writes changes
+_OP_ERROR = attrgetter("expected", "error")
 
 
 def scores_fingerprint(scoring: Scoring, cases_hash: str) -> str:
@@ -132,25 +135,24 @@ def compact_scores(
     if slots is not None:
         scores["slot_accuracy"] = slots.slot_accuracy if slots.slot_accuracy is not None else 0.0
         out["slots"] = [slots.right, slots.total]
-    extra = []
-    for name, value, label in core.field_outcomes():
-        scores[name] = value
-        if label == "extra":
-            extra.append(name)
-    if extra:
-        out["x"] = extra
+    outcomes = core.field_outcomes()
+    if outcomes:
+        names, values, labels = zip(*outcomes, strict=True)
+        scores.update(zip(names, values, strict=True))
+        extra = list(compress(names, map("extra".__eq__, labels)))
+        if extra:
+            out["x"] = extra
     if core.edits is not None:
         by_op: dict[EditOp, list[Any]] = {}  # op -> [right, n, {error: count}]
-        for edit in core.edits:
-            counts = by_op.get(edit.expected)
+        for (op, error), n in Counter(map(_OP_ERROR, core.edits)).items():
+            counts = by_op.get(op)
             if counts is None:
-                counts = by_op[edit.expected] = [0, 0, {}]
-            counts[1] += 1
-            error = edit.error
+                counts = by_op[op] = [0, 0, {}]
+            counts[1] += n
             if error is None:
-                counts[0] += 1
+                counts[0] += n
             else:
-                counts[2][error] = counts[2].get(error, 0) + 1
+                counts[2][error] = n
         out["ops"] = {
             op.value: [right, n, {e.value: k for e, k in errors.items()}]
             for op, (right, n, errors) in by_op.items()

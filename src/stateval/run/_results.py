@@ -248,7 +248,8 @@ class CaseScore:
         result: What the mutator did.
         comparison: Every field's comparison (against an empty state when the mutator failed).
         evaluations: Case-level evaluations, then one per field, then check results; or a
-            function returning them.
+            function making them from the scoring core's scores (`case_scores`; None without
+            ``scores``).
         checks: The check evaluations (so `failed_checks` needs no other evaluation); taken
             from ``evaluations`` when omitted.
         accuracy: The ``state_accuracy`` score (so `accuracy` needs no other evaluation);
@@ -257,13 +258,14 @@ class CaseScore:
             making its evaluations or metric outcomes raises (without it, the error is raised).
         source_span_id: The production span the case came from (its metadata's
             ``source_span_id``), shown in the JSON report.
-        scores: Makes the scoring core's scores its evaluations are made from (see
-            `case_scores`).
+        scores: Makes the scoring core's scores of this score (passed in, so that nothing
+            refers back to it) that its evaluations are made from (see `case_scores`).
     """
 
     __slots__ = (
         "_accuracy",
         "_checks",
+        "_core",
         "_edits",
         "_evaluations",
         "_make",
@@ -281,20 +283,21 @@ class CaseScore:
         case_id: str,
         result: CaseResult,
         comparison: StateComparison,
-        evaluations: Sequence[Evaluation] | Callable[[], Sequence[Evaluation]],
+        evaluations: Sequence[Evaluation] | Callable[[CaseScores | None], Sequence[Evaluation]],
         checks: Sequence[Evaluation] | None = None,
         accuracy: float | None = None,
         recover: Callable[[CaseResult], CaseScore] | None = None,
         source_span_id: str | None = None,
-        scores: Callable[[], CaseScores] | None = None,
+        scores: Callable[[CaseScore], CaseScores] | None = None,
     ) -> None:
         self.case_id = case_id
         self._scores = scores
+        self._core: CaseScores | None = None
         self.source_span_id = source_span_id
         self.result = result
         self.comparison = comparison
         self._evaluations: tuple[Evaluation, ...] | None = None
-        self._make: Callable[[], Sequence[Evaluation]] | None = None
+        self._make: Callable[[CaseScores | None], Sequence[Evaluation]] | None = None
         if callable(evaluations):
             self._make = evaluations
         else:
@@ -340,13 +343,20 @@ class CaseScore:
         evaluations without their explanations made), made once and shared by the
         evaluations, the compact scores and a diff's observation; None when this score was
         given its evaluations, or making them raises (`evaluations` then recovers)."""
-        make = self._scores
-        if make is None:
+        if self._scores is None:
             return None
         try:
-            return make()
+            return self._made_scores()
         except Exception:
             return None
+
+    def _made_scores(self) -> CaseScores:
+        """`case_scores`, made once (raises what making them raises)."""
+        core = self._core
+        if core is None:
+            assert self._scores is not None
+            core = self._core = self._scores(self)
+        return core
 
     @property
     def evaluations(self) -> tuple[Evaluation, ...]:
@@ -354,7 +364,7 @@ class CaseScore:
         if self._evaluations is None:
             assert self._make is not None
             try:
-                made = tuple(self._make())
+                made = tuple(self._make(None if self._scores is None else self._made_scores()))
             except Exception as exc:
                 made = self._fail(exc).evaluations
             self._evaluations = made
@@ -371,7 +381,7 @@ class CaseScore:
         self.result, self.comparison = again.result, again.comparison
         self._checks, self._accuracy, self._metrics = again._checks, again._accuracy, None
         self._evaluations, self._make = again._evaluations, again._make
-        self._scores = again._scores
+        self._scores, self._core = again._scores, again._core
         return again
 
     def __repr__(self) -> str:

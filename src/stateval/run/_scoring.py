@@ -162,13 +162,11 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     ok = result.ok
     checks = _checks(expected, actual, comparison, scoring, ok)
 
-    made: list[CaseScores] = []  # made once: shared by the evaluations and compact scores
-
-    def scores() -> CaseScores:
-        if made:
-            return made[0]
+    def scores(score: CaseScore) -> CaseScores:
+        # the score is passed in, not captured: no reference cycle, so a case's objects are
+        # freed when it is done with, not by the garbage collector
         failure = None if ok else f"mutator failed ({result.error_type}): {result.error}"
-        core = score_comparison(
+        return score_comparison(
             comparison,
             policies=scoring.policies,
             pre=case.pre_state if result.pre_state is None else result.pre_state,
@@ -183,14 +181,12 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             critical=scoring.thresholds.critical_fields,
             edits=score.edits_under(scoring, case),
         )
-        made.append(core)
-        return core
 
-    def evaluate() -> list[Evaluation]:
-        made = scores()
-        evaluations = [evaluation(s) for s in made.case_level() if s.score is not None]
-        evaluations.extend(evaluation(s) for s in made.edit_ops())
-        evaluations.extend(evaluation(s) for s in made.fields())
+    def evaluate(core: CaseScores | None) -> list[Evaluation]:
+        assert core is not None
+        evaluations = [evaluation(s) for s in core.case_level() if s.score is not None]
+        evaluations.extend(evaluation(s) for s in core.edit_ops())
+        evaluations.extend(evaluation(s) for s in core.fields())
         evaluations.extend(checks)
         return evaluations
 
@@ -198,7 +194,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         return score_case(case, failed, scoring)
 
     accuracy = view_accuracy(comparison) if ok else 0.0
-    score = CaseScore(
+    return CaseScore(
         case.id,
         result,
         comparison,
@@ -209,7 +205,6 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         case.source_span_id,
         scores,
     )
-    return score
 
 
 def _checks(
