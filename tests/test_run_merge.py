@@ -4,7 +4,9 @@ its figures, reports, gate and exit code those of a single process."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
 import pickle
 import re
 import uuid
@@ -445,9 +447,19 @@ def test_ray_workers_upload_into_one_experiment(
     assert meta["accuracy"] == pytest.approx(0.8)
 
 
+def _no_kernel_copy(*args: object) -> int:
+    raise OSError(errno.EXDEV, "cross-device")
+
+
+@pytest.mark.parametrize("kernel_copy", ["copy_file_range", "none", "refused"])
 def test_a_merge_copying_the_workers_lines_writes_the_journal_it_writes_alone(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: str
 ) -> None:
+    import stateval.run._journal_file as journal_file
+
+    if kernel_copy != "copy_file_range":  # a platform without it, or a file system refusing it
+        copy = None if kernel_copy == "none" else _no_kernel_copy
+        monkeypatch.setattr(journal_file, "_kernel_copy", copy)
     # the workers hand over their result lines as byte ranges (shard_lines); copied, they make
     # the journal a merge reading the shards line by line makes: interleaved acknowledgements,
     # repetitions and a line the merge must encode again (\u-escaped: an unpaired surrogate)
@@ -502,3 +514,34 @@ def test_workers_show_the_progress_bar_of_a_single_run(home: Path, small: Path) 
     single = bar()
     assert f"{N + 1}/{N + 1} 1 errors" in single
     assert bar("--workers", "2") == single
+
+
+def test_a_copy_failing_midway_leaves_no_half_record_in_the_merged_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stateval.run._journal_file as journal_file
+    from stateval.errors import JournalWriteError
+    from stateval.run import RunHeader
+
+    journals = []
+    for i, ids in ((1, ["a", "c"]), (2, ["b"])):
+        header = RunHeader(
+            suite_path="s.yaml", suite_name="s", suite_hash="h", cases_hash="c",
+            case_ids=ids, shard=f"{i}/2", shared_run="g",
+        )  # fmt: skip
+        journal = Journal.create(tmp_path / "shards", header)
+        for case_id in ids:
+            journal.append_result(case_id, {"post_state": {"v": "x" * 100}, "error": None})
+        journal.append_end()
+        journals.append(journal)
+
+    def disk_full(source: int, target: int, count: int, offset: int) -> int:
+        os.write(target, os.pread(source, count // 2, offset))  # half a record, then full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_file, "_kernel_copy", disk_full)
+    with pytest.raises(JournalWriteError, match="No space left"):
+        merge_shards(tmp_path / "merged", journals, ["a", "b", "c"])
+    (folder,) = (tmp_path / "merged" / "runs").iterdir()
+    lines = (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
+    assert [json.loads(line)["kind"] for line in lines] == ["header"]  # cut back whole

@@ -57,6 +57,7 @@ from typing import Any
 from stateval.errors import JournalBusyError, JournalError, JournalWriteError
 from stateval.run._journal_file import (
     WINDOW,
+    FileRange,
     GroupWriter,
     encode_record,
     encode_result,
@@ -398,11 +399,12 @@ class Journal:
         return done
 
     def submit_result_block(
-        self, data: bytes, case_ids: Sequence[str], starts: Sequence[int]
+        self, data: bytes | FileRange, case_ids: Sequence[str], starts: Sequence[int]
     ) -> Future[None]:
         """`submit_result` of first repetitions' records already encoded, written as one
-        block: ``data`` holds the line of each of ``case_ids`` from its place in ``starts``
-        (another journal's lines, copied whole by a merge).
+        block: ``data`` (bytes, or a range of another file copied as it is) holds the line of
+        each of ``case_ids`` from its place in ``starts`` (another journal's lines, copied
+        whole by a merge).
 
         Raises:
             JournalError: An earlier write failed.
@@ -483,7 +485,7 @@ class Journal:
     def _append(self, record: dict[str, Any]) -> Future[None]:
         return self._submit(encode_record(record))[1]
 
-    def _submit(self, data: bytes) -> tuple[int, Future[None]]:
+    def _submit(self, data: bytes | FileRange) -> tuple[int, Future[None]]:
         if self._torn_at is not None:  # the first write cuts a torn last line
             with self._lock:
                 if self._torn_at is not None:

@@ -5,11 +5,13 @@ write so the file never keeps half a record (see `stateval.run.Journal`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,31 @@ import orjson
 
 from stateval.errors import JournalError, JournalWriteError
 
-__all__ = ["WINDOW", "GroupWriter", "encode_record", "encode_result", "parse_record", "truncate"]
+__all__ = [
+    "WINDOW",
+    "FileRange",
+    "GroupWriter",
+    "encode_record",
+    "encode_result",
+    "parse_record",
+    "truncate",
+]
 
 WINDOW = 256
 """The most records one ``fsync`` covers."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
 _DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
 _TWENTY_DIGITS = b"1" * 20  # twenty digits in a row, after `_DIGITS_AS_ONES`
+
+
+@dataclass(frozen=True, slots=True)
+class FileRange:
+    """``length`` bytes of the file at ``path`` from ``start``, appended by the writer as they
+    are (copied in the kernel, `os.copy_file_range`, where it can: a merge's copied lines)."""
+
+    path: Path
+    start: int
+    length: int
 
 
 class GroupWriter:
@@ -42,19 +62,19 @@ class GroupWriter:
         self.window = window
         self.fsyncs = 0
         self._cond = threading.Condition()
-        self._pending: list[tuple[list[bytes], Future[None]]] = []  # batches, in order
+        self._pending: list[tuple[list[bytes | FileRange], Future[None]]] = []  # batches, in order
         self._last: Future[None] | None = None
         self._thread: threading.Thread | None = None
         self._error: JournalError | None = None
 
-    def submit(self, data: bytes) -> tuple[int, Future[None]]:
+    def submit(self, data: bytes | FileRange) -> tuple[int, Future[None]]:
         """Queue ``data``; return its offset in the file and a future done once it is durable
         (the same future as the other records of its batch)."""
         with self._cond:
             if self._error is not None:
                 raise self._error
             offset = self.size
-            self.size += len(data)
+            self.size += data.length if isinstance(data, FileRange) else len(data)
             pending = self._pending
             if pending and len(pending[-1][0]) < self.window:
                 batch, done = pending[-1]
@@ -82,7 +102,7 @@ class GroupWriter:
         if last is not None:
             last.result()
 
-    def _take(self) -> tuple[list[bytes], Future[None]] | None:
+    def _take(self) -> tuple[list[bytes | FileRange], Future[None]] | None:
         with self._cond:
             if not self._pending:
                 self._cond.wait(_IDLE)
@@ -95,7 +115,7 @@ class GroupWriter:
         while (taken := self._take()) is not None:
             batch, done = taken
             try:
-                _append(self.path, b"".join(batch))
+                _append(self.path, batch)
             except OSError as exc:
                 error = JournalWriteError(f"cannot write {self.path}: {exc.strerror or exc}")
                 with self._cond:
@@ -110,10 +130,10 @@ class GroupWriter:
             done.set_result(None)
 
 
-def _append(path: Path, data: bytes) -> None:
+def _append(path: Path, parts: list[bytes | FileRange]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        _append_whole(fd, data)
+        _append_whole(fd, path, parts)
     finally:
         os.close(fd)
 
@@ -166,20 +186,65 @@ def _parse_standard(raw: bytes, where: str) -> Any:
         raise JournalError(f"{where}: not a JSON record: {exc}") from exc
 
 
-def _append_whole(fd: int, data: bytes) -> None:
-    """Append ``data`` and fsync; on a short or failed write (disk full) cut the file back to
+def _append_whole(fd: int, path: Path, parts: list[bytes | FileRange]) -> None:
+    """Append ``parts`` and fsync; on a short or failed write (disk full) cut the file back to
     where it was, so the journal never keeps half a record followed by more records."""
     start = os.lseek(fd, 0, os.SEEK_END)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        data: list[bytes] = []
+        for part in parts:
+            if isinstance(part, bytes):
+                data.append(part)
+                continue
+            _write(fd, b"".join(data))
+            data = []
+            _copy_range(path, part)
+        _write(fd, b"".join(data))
         os.fsync(fd)
     except OSError:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, start)
         raise
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _copy_range(path: Path, part: FileRange) -> None:
+    """Append ``part`` to ``path``: in the kernel where it can (`os.copy_file_range` writes
+    at a descriptor's offset, not in append mode), else read and written."""
+    source = os.open(part.path, os.O_RDONLY)
+    target = os.open(path, os.O_WRONLY)
+    try:
+        os.lseek(target, 0, os.SEEK_END)
+        offset, left = part.start, part.length
+        while left:
+            try:
+                copied = _kernel_copy(source, target, left, offset) if _kernel_copy else 0
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    raise
+                copied = 0
+            if not copied:  # no kernel copy here (or the source ended): read and write
+                data = os.pread(source, min(left, 1 << 22), offset)
+                if not data:
+                    raise OSError(errno.EIO, f"{part.path} ended before byte {offset + left}")
+                _write(target, data)
+                copied = len(data)
+            offset += copied
+            left -= copied
+    finally:
+        os.close(target)
+        os.close(source)
+
+
+_kernel_copy = getattr(os, "copy_file_range", None)  # Linux only
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP}
+"""What ``copy_file_range`` raises where it cannot copy (another file system, an old kernel)."""
 
 
 def truncate(path: Path, size: int) -> None:

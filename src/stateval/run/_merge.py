@@ -35,7 +35,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from typing import Any
 from stateval.errors import JournalError
 from stateval.run._episode_tracker import episode_tracker
 from stateval.run._journal import Journal
+from stateval.run._journal_file import FileRange
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._run_header import new_run_id
 from stateval.run._scoring import Scoring, score_case
@@ -212,14 +212,14 @@ def _copy(
     current acknowledgements into ``merged``."""
     pending = []
     try:
-        with journal.path.open("rb") as handle:
-            for start, end, ids, starts in lines.blocks:
-                block = os.pread(handle.fileno(), end - start, start)
-                if len(block) != end - start:
-                    raise JournalError(f"{journal.path}: shorter than its run wrote it")
-                pending.append(merged.submit_result_block(block, ids, starts))
+        size = journal.path.stat().st_size
     except OSError as exc:
-        raise JournalError(f"cannot read {journal.path}: {exc}") from exc
+        raise JournalError(f"cannot read {journal.path}: {exc.strerror or exc}") from exc
+    if lines.blocks and size < lines.blocks[-1][1]:
+        raise JournalError(f"{journal.path}: shorter than its run wrote it")
+    for start, end, ids, starts in lines.blocks:  # copied as they are, by the journal's writer
+        block = FileRange(journal.path, start, end - start)
+        pending.append(merged.submit_result_block(block, ids, starts))
     for case_id, record in lines.parsed:
         pending.append(merged.submit_result(case_id, _result(record)))
     for (case_id, _), record in journal.repeated.items():
