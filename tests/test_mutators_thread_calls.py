@@ -70,6 +70,29 @@ async def test_a_call_that_blocks_does_not_hold_up_the_calls_batched_behind_it()
     assert released.is_set()
 
 
+async def test_a_call_that_blocks_does_not_hold_up_the_batches_handed_over_after_it() -> None:
+    # batches run one after the other in one thread: a later batch waiting behind a call
+    # that blocks is taken back and run elsewhere
+    released = threading.Event()
+
+    def waits_or_releases(prompt: str) -> str:
+        if prompt == "wait" and not released.wait(HANG_GUARD):
+            raise AssertionError("the batch behind the blocking call never ran")
+        if prompt == "release":
+            released.set()
+        return prompt
+
+    calls = ThreadCalls(waits_or_releases)
+    for _ in range(2):  # cheap calls first, so that calls are batched
+        await asyncio.gather(*(calls.call("x") for _ in range(FAST_RUN)))
+    waiting = asyncio.ensure_future(calls.call("wait"))
+    for _ in range(3):  # its batch is handed over in a turn of its own
+        await asyncio.sleep(0)
+    assert not waiting.done()
+    assert await calls.call("release") == "release"
+    assert await waiting == "wait"
+
+
 async def test_a_cancelled_caller_leaves_the_other_calls_of_its_batch_answered() -> None:
     calls = ThreadCalls(lambda x: x)
     for _ in range(2):

@@ -3,13 +3,16 @@
 `asyncio.to_thread` per call costs a hand-off each way (an executor future, an asyncio future,
 a wake-up of the event loop, the GIL passed between threads): for a callable of ~10 µs that is
 most of a local run's CPU. `ThreadCalls` queues the calls made in one turn of the event loop
-and, once calls have been cheap for a while, runs the queue in one worker thread, one call after
-the other, and delivers their results in one wake-up. Each call runs in a copy of its caller's
-context, as with `asyncio.to_thread`, and gets its own result or exception.
+and, once calls have been cheap for a while, hands the queue to a thread of its own (started
+when needed, gone after `_IDLE` seconds without work), which runs the calls one after the
+other and delivers their results in one wake-up of the loop (no executor future, no asyncio
+future chained to it). Each call runs in a copy of its caller's context, as with
+`asyncio.to_thread`, and gets its own result or exception.
 
-A blocking callable keeps running concurrently: while a batch's thread is still busy after
-`STEAL_AFTER`, the calls it has not started are taken back and each runs in a thread of its
-own; a call that takes `SLOW` or more (or a batch taken back) sends calls one per thread again
+A blocking callable keeps running concurrently: when a batch has not finished `STEAL_AFTER`
+after it was handed over (its thread is busy with it, or with an earlier batch), the calls not
+yet started are taken back and each runs in a thread of the loop's default executor; a call
+that takes `SLOW` or more (or a batch taken back) sends calls one per executor thread again
 until `FAST_RUN` calls in a row have been cheap. A call that blocks stalls the calls batched
 behind it for at most `STEAL_AFTER`.
 """
@@ -17,7 +20,10 @@ behind it for at most `STEAL_AFTER`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import queue
+import threading
 import time
 import weakref
 from collections import deque
@@ -36,12 +42,22 @@ STEAL_AFTER = 0.005
 FAST_RUN = 8
 """Cheap calls in a row after which calls are batched."""
 
+_IDLE = 1.0  # seconds the batches' thread waits for work before it exits
+
 
 @dataclass(slots=True)
 class _Call:
     args: tuple[Any, ...]
     context: contextvars.Context
     future: asyncio.Future[Any]
+
+
+@dataclass(slots=True)
+class _Batch:
+    loop: asyncio.AbstractEventLoop
+    batch: deque[_Call]  # the calls not yet started (the thread and `_steal` take from it)
+    calls: tuple[_Call, ...]
+    steal: asyncio.TimerHandle
 
 
 @dataclass(slots=True)
@@ -53,8 +69,8 @@ class _Outcome:
 
 
 class ThreadCalls:
-    """Calls ``fn`` in worker threads of the running loop's default executor (see the module
-    docstring).
+    """Calls ``fn`` in worker threads: its own for batches of cheap calls, else the running
+    loop's default executor (see the module docstring).
 
     Args:
         fn: A synchronous callable.
@@ -74,6 +90,9 @@ class ThreadCalls:
         self._queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Call]] = (
             weakref.WeakKeyDictionary()
         )
+        self._batches: queue.SimpleQueue[_Batch] = queue.SimpleQueue()
+        self._server: threading.Thread | None = None  # the thread running the batches
+        self._server_lock = threading.Lock()
 
     async def call(self, *args: Any) -> Any:
         """``fn(*args)`` in a worker thread; its result, or the exception it raised."""
@@ -95,7 +114,40 @@ class ThreadCalls:
         if queued:
             batch = deque(queued)
             queued.clear()
-            self._start(loop, batch)
+            steal = loop.call_later(STEAL_AFTER, self._steal, loop, batch)
+            with self._server_lock:
+                self._batches.put(_Batch(loop, batch, tuple(batch), steal))
+                if self._server is None:
+                    self._server = threading.Thread(
+                        target=self._serve, name="stateval-mutator-calls", daemon=True
+                    )
+                    self._server.start()
+
+    def _serve(self) -> None:
+        """In the batches' thread: run each batch handed over, in order, and hand its outcomes
+        back to its loop; exit after `_IDLE` seconds without one."""
+        while True:
+            try:
+                given = self._batches.get(timeout=_IDLE)
+            except queue.Empty:
+                with self._server_lock:  # a batch handed over meanwhile finds the thread alive
+                    if self._batches.empty():
+                        self._server = None
+                        return
+                continue
+            try:
+                outcomes: list[_Outcome] | BaseException = _run(self._fn, given.batch)
+            except BaseException as exc:  # not a call's own failure (those are in the outcomes)
+                outcomes = exc
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for them
+                given.loop.call_soon_threadsafe(self._delivered, given, outcomes)
+
+    def _delivered(self, given: _Batch, outcomes: list[_Outcome] | BaseException) -> None:
+        given.steal.cancel()
+        if isinstance(outcomes, BaseException):
+            _fail(given.calls, outcomes)
+        else:
+            self._answer(outcomes)
 
     def _start(self, loop: asyncio.AbstractEventLoop, batch: deque[_Call]) -> None:
         calls = tuple(batch)
@@ -130,7 +182,10 @@ class ThreadCalls:
         if problem is not None:  # not a call's own failure (those are in the outcomes)
             _fail(calls, problem)
             return
-        for outcome in ran.result():
+        self._answer(ran.result())
+
+    def _answer(self, outcomes: list[_Outcome]) -> None:
+        for outcome in outcomes:
             future = outcome.call.future
             self._cheap = self._cheap + 1 if outcome.seconds < SLOW else 0
             if future.done():  # its caller was cancelled (Ctrl-C)
