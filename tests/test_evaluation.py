@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from stateval import (
     LLMEvaluator,
     LLMMutator,
     MutatorEvaluationResult,
+    PythonMutator,
     StructuredInput,
     ValueConfidence,
 )
@@ -169,6 +172,30 @@ async def test_a_mutator_that_changes_its_argument_leaves_the_context_pre_state_
     result = await LLMEvaluator().evaluate(EvaluationContext(InPlace(), pre, expected, INPUT))
     assert result.overall_match
     assert pre == InterpretiveState.from_flat({"city": "London"})
+
+
+@pytest.mark.parametrize("wrap", [PythonMutator, lambda fn: fn], ids=["PythonMutator", "callable"])
+async def test_a_python_callable_changing_its_argument_or_the_original_is_told_apart(
+    wrap: Callable[[Any], Any],
+) -> None:
+    # the evaluator hands a PythonMutator the context's own pre-state: it copies it itself
+    pre = InterpretiveState.from_flat({"city": "London"})
+
+    def in_place(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        state.set_value("city", ValueConfidence("Paris", 1.0))
+        return state
+
+    def sneaky(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        pre.set_value("city", ValueConfidence("Paris", 1.0))
+        return state
+
+    expected = InterpretiveState.from_flat({"city": "Paris"})
+    result = await LLMEvaluator().evaluate(EvaluationContext(wrap(in_place), pre, expected, INPUT))
+    assert result.overall_match
+    assert pre == InterpretiveState.from_flat({"city": "London"})
+    result = await LLMEvaluator().evaluate(EvaluationContext(wrap(sneaky), pre, expected, INPUT))
+    assert result.error is not None
+    assert "changed the pre_state" in result.error
 
 
 async def test_a_mutator_that_reaches_the_original_pre_state_is_reported() -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from stateval.compare import FieldPolicies, MatchPolicy, StateComparison, compare_states
 from stateval.errors import EvaluationError, MutatorError, MutatorOutputError
-from stateval.mutators import MutatorLike, StructuredInput, as_mutator
+from stateval.mutators import MutatorLike, PythonMutator, StructuredInput, as_mutator
 from stateval.state import InterpretiveState
 
 __all__ = [
@@ -159,10 +159,11 @@ class LLMEvaluator:
         """Run the mutator on a copy of the pre-state, without comparing (a runner that scores
         the result itself compares it once, there); never raises for the mutator's failures."""
         snapshot = context.pre_state.copy()
-        working = context.pre_state.copy()
         start = time.perf_counter()
         try:
             mutator = as_mutator(context.mutator)
+            # a PythonMutator hands its callable a copy of its own
+            working = context.pre_state if type(mutator) is PythonMutator else snapshot.copy()
             actual: object = await mutator.mutate(working, context.mutation_input)
         except Exception as exc:
             return _failure(time.perf_counter() - start, exc)
