@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -167,9 +168,9 @@ class Calibration:
 def _unmeasurable(confidences: Sequence[float], n_wrong: int) -> str | None:
     if not confidences:
         return "no values with a confidence"
-    levels = set(confidences)
-    if len(levels) == 1:
-        return f"every value has confidence {next(iter(levels)):g}"
+    first = confidences[0]
+    if confidences.count(first) == len(confidences):  # one level (a C loop, no set of them)
+        return f"every value has confidence {first:g}"
     if not n_wrong:
         return "no wrong values"
     return None
@@ -181,7 +182,7 @@ def calibrate_values(
     """The `Calibration` of one set of values (``path`` names it)."""
     if len(confidences) != len(correct):
         raise ValueError(f"{len(confidences)} confidences but {len(correct)} correctness flags")
-    n_wrong = sum(not c for c in correct)
+    n_wrong = sum(map(operator.not_, correct))
     reason = _unmeasurable(confidences, n_wrong)
     if reason is not None:
         return Calibration(path, len(confidences), n_wrong, n_missing, reason)
