@@ -87,6 +87,7 @@ class StateComparison:
     __slots__ = (
         "_actual",
         "_built",
+        "_count_of",
         "_counts",
         "_decide",
         "_expected",
@@ -106,13 +107,14 @@ class StateComparison:
         self._actual: InterpretiveState | None = None
         self._expected: InterpretiveState | None = None
         self._counts: tuple[int, int, int, int] | None = None
+        self._count_of: Callable[[], tuple[int, int, int, int]] | None = None
         self._index: dict[str, int] | None = None
 
     @classmethod
     def deferred(
         cls,
         decide: Decide,
-        counts: tuple[int, int, int, int] | None = None,
+        counts: Callable[[], tuple[int, int, int, int]] | None = None,
         actual: InterpretiveState | None = None,
         expected: InterpretiveState | None = None,
     ) -> StateComparison:
@@ -123,8 +125,10 @@ class StateComparison:
                 ``i``-th path's `FieldComparison` (its status must be the ``i``-th status),
                 and the comparisons already made, by position; a comparison it does not make
                 is of a strict policy (values equal, and confidences unless ignored).
-            counts: ``(matching, mismatched, missing, extra)`` when already known; the
-                counts, `accuracy_score` and `overall_match` then need no decision.
+            counts: Counts ``(matching, mismatched, missing, extra)`` without deciding,
+                called when they are read before anything decided the comparison (the
+                counts, `accuracy_score` and `overall_match` then need no decision; once
+                decided, they are counted from the statuses).
             actual: The actual state compared (so `value_outcomes` reads the confidences of
                 matching and extra fields without making their `FieldComparison`).
             expected: The expected state compared (likewise, for a mismatched field).
@@ -133,7 +137,7 @@ class StateComparison:
         self._paths, self._statuses, self._built = (), (), []
         self._make = self._index = None
         self._decide = decide
-        self._counts = counts
+        self._counts, self._count_of = None, counts
         self._actual, self._expected = actual, expected
         return self
 
@@ -280,13 +284,17 @@ class StateComparison:
     def _count(self) -> tuple[int, int, int, int]:
         counts = self._counts
         if counts is None:
-            statuses = self._decided()[1]
-            counts = self._counts = (
-                statuses.count(_MATCHING),
-                statuses.count(_MISMATCHED),
-                statuses.count(_MISSING),
-                statuses.count(_EXTRA),
-            )
+            if self._decide is not None and self._count_of is not None:
+                counts = self._count_of()  # not decided yet: counted without deciding
+            else:
+                statuses = self._decided()[1]
+                counts = (
+                    statuses.count(_MATCHING),
+                    statuses.count(_MISMATCHED),
+                    statuses.count(_MISSING),
+                    statuses.count(_EXTRA),
+                )
+            self._counts = counts
         return counts
 
     @property
@@ -382,9 +390,10 @@ def compare_states(
 
     Fields under a strict policy (the seed rule, or it with confidence ignored) are decided by
     a plain equality test on the best values; when both states are flat strings under one
-    strict policy, the counts come from set operations and each field's status is decided only
-    if read. A field's `FieldComparison` (candidates, explanation) is made, by `compare_field`,
-    when read. Fields under any other policy go through `compare_field` at once.
+    strict policy, counts read before anything else come from set operations, and each
+    field's status is decided only when read (the counts then come from the statuses). A
+    field's `FieldComparison` (candidates, explanation) is made, by `compare_field`, when read.
+    Fields under any other policy go through `compare_field` at once.
 
     Args:
         expected: The expected state.
@@ -412,14 +421,23 @@ def compare_states(
         and a_flat.all_strings
         and (mode is _STRICT or mode is _STRICT_VALUE)
     ):
-        e_values, a_values = e_flat.values, a_flat.values
-        common = len(e_values.keys() & a_values.keys())
-        same = 0
-        if mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence:
-            same = sum(map(eq, e_values.values(), map(a_values.get, e_values)))
-        counts = (same, common - same, len(e_values) - common, len(a_values) - common)
-        return StateComparison.deferred(decide, counts, actual, expected)
+        count = partial(
+            _flat_counts,
+            e_flat.values,
+            a_flat.values,
+            mode is _STRICT_VALUE or e_flat.confidence == a_flat.confidence,
+        )
+        return StateComparison.deferred(decide, count, actual, expected)
     return StateComparison.deferred(decide, actual=actual, expected=expected)
+
+
+def _flat_counts(
+    expected: Mapping[str, Any], actual: Mapping[str, Any], same_confidence: bool
+) -> tuple[int, int, int, int]:
+    """The counts of two flat states of strings under one strict policy, by set operations."""
+    common = len(expected.keys() & actual.keys())
+    same = sum(map(eq, expected.values(), map(actual.get, expected))) if same_confidence else 0
+    return same, common - same, len(expected) - common, len(actual) - common
 
 
 def _confidence_of(state: InterpretiveState) -> Callable[[str], float]:

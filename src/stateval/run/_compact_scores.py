@@ -28,10 +28,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from collections import Counter
 from collections.abc import Mapping
 from itertools import compress
-from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -53,7 +51,6 @@ __all__ = ["SCORES_KEY", "compact_scores", "scores_fingerprint"]
 SCORES_KEY = "scores"
 """The key of a result record that holds its case's `compact_scores`."""
 _FORMAT = 1  # bump when what `compact_scores` writes changes
-_OP_ERROR = attrgetter("expected", "error")
 
 
 def scores_fingerprint(scoring: Scoring, cases_hash: str) -> str:
@@ -144,15 +141,16 @@ def compact_scores(
             out["x"] = extra
     if core.edits is not None:
         by_op: dict[EditOp, list[Any]] = {}  # op -> [right, n, {error: count}]
-        for (op, error), n in Counter(map(_OP_ERROR, core.edits)).items():
-            counts = by_op.get(op)
+        for edit in core.edits:
+            counts = by_op.get(edit.expected)
             if counts is None:
-                counts = by_op[op] = [0, 0, {}]
-            counts[1] += n
+                counts = by_op[edit.expected] = [0, 0, {}]
+            counts[1] += 1
+            error = edit.error
             if error is None:
-                counts[0] += n
+                counts[0] += 1
             else:
-                counts[2][error] = n
+                counts[2][error] = counts[2].get(error, 0) + 1
         out["ops"] = {
             op.value: [right, n, {e.value: k for e, k in errors.items()}]
             for op, (right, n, errors) in by_op.items()
