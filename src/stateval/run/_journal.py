@@ -363,7 +363,7 @@ class Journal:
     @property
     def missing(self) -> list[str]:
         """Planned case ids without a result (of their first repetition), in plan order."""
-        return [c for c in self.header.case_ids if c not in self.results]
+        return self.results.missing(self.header.case_ids)
 
     @property
     def missing_repetitions(self) -> list[tuple[str, int]]:

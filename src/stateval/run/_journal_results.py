@@ -63,6 +63,11 @@ class JournalResults(Mapping[str, dict[str, Any]]):
     def __contains__(self, case_id: object) -> bool:
         return case_id in self._offsets
 
+    def missing(self, case_ids: Iterable[str]) -> list[str]:
+        """Those of ``case_ids`` without a result, in their order."""
+        known = self._offsets
+        return [case_id for case_id in case_ids if case_id not in known]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._offsets)
 
@@ -92,32 +97,33 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         except OSError as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
 
-    def lines(self) -> Iterator[tuple[str, int, bytes, dict[str, Any] | None]]:
-        """``(case_id, offset, its record's line as written, None)`` for each result, in file order,
-        through one mapping of the file, not parsed (a merge copies them whole); a line that
-        does not name its case id where a journal writes it (first after the kind, or last)
-        comes parsed instead, and checked: ``(case_id, offset, line, record)``.
+    def lines(self) -> Iterator[tuple[str, int, int, dict[str, Any] | None]]:
+        """``(case_id, start, end, None)``: where each result's line is in the file, in file
+        order, through one mapping of the file and not parsed (a merge copies them whole); a
+        line that does not name its case id where a journal writes it (first after the kind,
+        or last) comes parsed instead, and checked: ``(case_id, start, end, record)``.
 
         Raises:
             JournalError: The file cannot be read, or a record is not where it was written.
         """
         path = self._path
         self._flush()
+        first = b'{"kind":"result","case_id":'
         try:
             with path.open("rb") as handle, _mapped(handle) as data:
                 for case_id, offset in sorted(self._offsets.items(), key=lambda kv: kv[1]):
                     end = data.find(b"\n", offset) + 1 or len(data)
-                    line = data[offset:end]
-                    key = b'"case_id":' + orjson.dumps(case_id)
-                    if line.startswith(b'{"kind":"result",' + key + b",") or line.endswith(
-                        key + b"}\n"
+                    named = orjson.dumps(case_id)
+                    last = b'"case_id":' + named + b"}\n"  # the line's bytes are not copied
+                    if data[end - len(last) : end] == last or (
+                        data[offset : offset + len(first) + len(named) + 1] == first + named + b","
                     ):
-                        yield case_id, offset, line, None
+                        yield case_id, offset, end, None
                         continue
-                    record = parse_record(line, path, None)
+                    record = parse_record(data[offset:end], path, None)
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
-                    yield case_id, offset, line, record
+                    yield case_id, offset, end, record
         except (OSError, ValueError) as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
 

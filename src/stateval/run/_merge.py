@@ -188,7 +188,7 @@ def shard_lines(journal: Journal) -> ShardLines:
     ids: list[str] = []
     starts: list[int] = []
     start = end = 0
-    for case_id, offset, line, record in journal.results.lines():
+    for case_id, offset, line_end, record in journal.results.lines():
         if record is not None:
             parsed.append((case_id, record))
             continue
@@ -199,7 +199,7 @@ def shard_lines(journal: Journal) -> ShardLines:
             start = offset
         ids.append(case_id)
         starts.append(offset - start)
-        end = offset + len(line)
+        end = line_end
     if ids:
         blocks.append((start, end, tuple(ids), tuple(starts)))
     return ShardLines(tuple(blocks), tuple(parsed))
