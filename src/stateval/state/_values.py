@@ -143,10 +143,16 @@ class ValueConfidence:
     message_id: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "confidence", _check_confidence(self.confidence))
-        check_json_value(self.value)
-        if isinstance(self.value, tuple):
-            object.__setattr__(self, "value", list(self.value))
+        confidence = self.confidence
+        if confidence.__class__ is not float or not 0.0 <= confidence <= 1.0:  # NaN too
+            object.__setattr__(self, "confidence", _check_confidence(confidence))
+        value = self.value
+        if value.__class__ is not str or not value.isascii():  # ASCII text is a JSON value
+            check_json_value(value)
+            if isinstance(value, tuple):
+                object.__setattr__(self, "value", list(value))
+        if self.inference is None and self.message_id is None:
+            return
         if self.inference is not None and not isinstance(self.inference, str):
             raise InvalidValueError(self.inference, "inference must be a string or None")
         if self.message_id is not None and not isinstance(self.message_id, str):
