@@ -8,27 +8,26 @@ goes through `CaseSpec`, which accepts it or words its problems.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from stateval.suite._models import CaseInputSpec, CaseSpec
 
 __all__ = ["PlainCaseInput", "PlainCaseSpec", "case_spec"]
 
 
-@dataclass(frozen=True, slots=True)
-class PlainCaseInput:
-    """What `CaseInputSpec` holds."""
+class PlainCaseInput(NamedTuple):
+    """What `CaseInputSpec` holds (a named tuple, not a frozen dataclass: made twice per case
+    in a run, and a tuple costs a third to make)."""
 
     prompt: str
     message_id: str | None
     metadata: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class PlainCaseSpec:
+class PlainCaseSpec(NamedTuple):
     """A case record of the shape every plainly valid case line has, read without pydantic:
-    what `CaseSpec` holds after validating it (see `case_spec`)."""
+    what `CaseSpec` holds after validating it (see `case_spec`; a named tuple for the reason
+    `PlainCaseInput` is one)."""
 
     id: str
     pre_state: dict[str, Any]
