@@ -303,6 +303,11 @@ class StateComparison:
         return dict(zip(("matching", "mismatched", "missing", "extra"), self._count(), strict=True))
 
     @property
+    def n_matching(self) -> int:
+        """Number of matching fields (the numerator of `accuracy_score`)."""
+        return self._count()[0]
+
+    @property
     def n_expected(self) -> int:
         """Number of expected fields compared (the denominator of `accuracy_score`)."""
         matching, mismatched, missing, _ = self._count()

@@ -71,13 +71,17 @@ class CalibrationTally:
 
 
 class _Values:
-    __slots__ = ("code", "confidence", "index", "right")
+    """The values' columns (a confidence, a correctness byte and a path code per value) and,
+    per case, its place in the plan and how many values it added (not a place per value)."""
+
+    __slots__ = ("code", "confidence", "index", "n", "right")
 
     def __init__(self) -> None:
         self.confidence = array("d")
         self.right = bytearray()
-        self.index = array("q")
         self.code = array("l")
+        self.index = array("q")  # per case: its place in the plan
+        self.n = array("q")  # per case: its values
 
     def extend(
         self,
@@ -89,7 +93,8 @@ class _Values:
         self.confidence.extend(confidences)
         self.right.extend(right)
         self.code.extend(codes)
-        self.index.extend([index] * len(codes))
+        self.index.append(index)
+        self.n.append(len(codes))
 
     def merge(self, other: _Values, where: np.ndarray[Any, Any], codes: Sequence[int]) -> None:
         """Add ``other``'s values: each case's place ``i`` becoming ``where[i]``, each path
@@ -102,6 +107,7 @@ class _Values:
         self.confidence.extend(other.confidence)
         self.right.extend(other.right)
         self.index.frombytes(where[index].astype(np.int64).tobytes())
+        self.n.extend(other.n)
         code = np.asarray(codes, dtype=np.int64)[np.asarray(other.code, dtype=np.int64)]
         self.code.extend(code.tolist())
 
@@ -110,9 +116,12 @@ class _Values:
         when empty) by their case's place in the plan (a case's own in the order given)."""
         import numpy as np
 
-        if not self.index:
+        if not self.code:
             return None, None, None
-        order = np.argsort(np.frombuffer(self.index, dtype=np.int64), kind="stable")
+        places = np.repeat(
+            np.frombuffer(self.index, dtype=np.int64), np.frombuffer(self.n, dtype=np.int64)
+        )
+        order = np.argsort(places, kind="stable")
         confidence = np.frombuffer(self.confidence, dtype=np.float64)[order]
         right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order] != 0
         codes = np.asarray(self.code, dtype=np.int64)[order]

@@ -138,7 +138,7 @@ class RunTally:
         self.metrics.add_case(
             score.metrics_under(self.scoring, case), case.metadata, score.comparison
         )
-        self.matching += comparison.counts["matching"]
+        self.matching += comparison.n_matching
         self.expected += comparison.n_expected
         overall = score.overall_match
         self.n_overall += overall
