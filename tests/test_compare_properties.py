@@ -15,6 +15,7 @@ from stateval.compare import (
     MetricOptions,
     case_metrics,
     compare_states,
+    field_edits,
     score_comparison,
 )
 from stateval.state import InterpretiveState, ValueConfidence
@@ -184,3 +185,22 @@ def test_figures_of_an_unread_comparison_are_those_of_its_field_comparisons(
         score_comparison(unread, policies=rules).field_outcomes()
         == score_comparison(read, policies=rules).field_outcomes()
     )
+
+
+@given(states() | FLAT_STATES, states() | FLAT_STATES, states() | FLAT_STATES, policies())
+def test_field_edits_are_the_same_whether_policies_are_planned_once_or_per_path(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    policy: MatchPolicy,
+) -> None:
+    # one policy for every path is resolved once; a pattern matching no path makes each
+    # path resolved on its own, to the same policy: the edits must not differ
+    once = FieldPolicies(default=policy)
+    per_path = FieldPolicies({"zz.*": MatchPolicy()}, default=policy)
+    assert once.uniform_mode is not None
+    assert per_path.uniform_mode is None
+    for comparison in (None, compare_states(expected, actual, once)):
+        assert field_edits(pre, expected, actual, once, comparison) == field_edits(
+            pre, expected, actual, per_path, comparison
+        )

@@ -8,6 +8,7 @@ from itertools import compress
 from operator import not_
 
 from stateval.compare._comparison import StateComparison, compare_states
+from stateval.compare._decide import decide_statuses
 from stateval.compare._field_comparison import FieldComparison, FieldStatus
 from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
@@ -88,9 +89,10 @@ def split_delta(
     """
     resolved = FieldPolicies.of(policies)
     # expected against pre: expected paths in order, then the pre-state's others; a path
-    # kept as it was is a matching one (strict policies decided by equality, nothing made)
-    before = compare_states(expected, pre, resolved)
-    paths, kept = before.paths, list(map(FieldStatus.MATCHING.__eq__, before.statuses))
+    # kept as it was is a matching one (strict policies decided by equality, nothing made;
+    # the statuses only, as `compare_states` decides them, without a comparison around them)
+    paths, statuses, _, _ = decide_statuses(expected, pre, resolved, None)
+    kept = list(map(FieldStatus.MATCHING.__eq__, statuses))
     preserved = tuple(compress(paths, kept))
     keep = set(preserved)
     return DeltaComparison(

@@ -177,11 +177,18 @@ def field_edits(
     plan = resolved.plan
     # every path takes the default policy when no pattern is set: resolved once
     uniform = plan(paths[0]) if paths and resolved.uniform_mode is not None else None
-    strict = uniform is not None and uniform[0].is_strict
+    if uniform is not None and uniform[1] is IGNORED:
+        return ()
+    strict = any_of = False
+    if uniform is not None:
+        policy = uniform[0]
+        strict, any_of = policy.is_strict, policy.list_mode == "any_of"
     for path in paths:
-        policy, mode = uniform or plan(path)
-        if mode is IGNORED:
-            continue
+        if uniform is None:
+            policy, mode = plan(path)
+            if mode is IGNORED:
+                continue
+            strict, any_of = policy.is_strict, policy.list_mode == "any_of"
         p = before.get(path, _ABSENT)
         e = want.get(path, _ABSENT)
         a = got.get(path, _ABSENT)
@@ -189,13 +196,11 @@ def field_edits(
             p is not _ABSENT
             and type(p) is type(e) is type(a)
             and p == e == a
-            and policy.list_mode != "any_of"
+            and not any_of
             and (matching is None or path in matching)
         ):
             out.append(_edit(path, _K, _K, None))
             continue
-        if uniform is None:
-            strict = policy.is_strict
         exp, act = _op(policy, strict, p, e), _op(policy, strict, p, a)
         if e is _ABSENT and a is _ABSENT:
             right = True
