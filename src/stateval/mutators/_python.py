@@ -57,6 +57,8 @@ class PythonMutator:
             result: Any = await cast(Any, self.fn)(working, input)
         else:
             result = await self._threads.call(working, input)
+            if result.__class__ is InterpretiveState:  # the common answer, checked first
+                return result
             if inspect.isawaitable(result):
                 result = await result
         if isinstance(result, dict):
