@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stateval.compare import MetricsAccumulator
@@ -118,6 +118,7 @@ class CasePipeline:
     ordered: bool = False
     evaluator: LLMEvaluator | None = None
     figures: MetricsAccumulator | None = None
+    _judged: bool = field(default=True, init=False, repr=False)  # some policy asks a judge
 
     async def run(
         self, case: Case, repetition: int = 1, pre_state: InterpretiveState | None = None
@@ -126,10 +127,13 @@ class CasePipeline:
         given), judge, journal, score and hand on the result; return it."""
         if self.evaluator is None:
             self.evaluator = LLMEvaluator(self.scoring.policies)
+            self._judged = self.scoring.policies.has_judge  # asked once, not per case
         given = case if pre_state is None else replace(case, pre_state=pre_state)
         result, case_span = await _run_case(given, self.mutator, self.evaluator, self.open_span)
         if repetition != 1 or pre_state is not None:
             result = replace(result, repetition=repetition, pre_state=pre_state)
+        if not self._judged:  # `judge_result` would hand the result back as it is
+            return await self.record(case, result)
         reenter = getattr(case_span, "reenter", None)
         try:
             with reenter() if callable(reenter) else nullcontext():
