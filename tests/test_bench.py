@@ -161,3 +161,14 @@ def test_bench_merge_checks_merged_shards_and_times_workers_on_a_tiny_slice() ->
     assert "--workers 1" in out
     assert "--workers 2" in out
     assert "speed-up" in out
+
+
+def test_bench_record_scores_a_tiny_suite_and_hashes_its_records() -> None:
+    out = _bench("bench_record.py", "--cases", "60", "--rounds", "2", "--parts")
+    # each round scores the same results: the same records and headline figures
+    records = [line for line in out.splitlines() if line.strip().startswith("records ")]
+    assert len(records) == 2
+    assert records[0] == records[1]
+    assert "headline (0.0, 0.95, 0.95" in records[0]  # every case has one wrong field of 20
+    assert "x the floor" in out
+    assert "RunTally.add" in out
