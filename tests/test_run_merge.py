@@ -9,6 +9,8 @@ import json
 import os
 import pickle
 import re
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -545,3 +547,20 @@ def test_a_copy_failing_midway_leaves_no_half_record_in_the_merged_journal(
     (folder,) = (tmp_path / "merged" / "runs").iterdir()
     lines = (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
     assert [json.loads(line)["kind"] for line in lines] == ["header"]  # cut back whole
+
+
+def test_workers_are_forked_from_a_driver_with_no_other_thread(home: Path, small: Path) -> None:
+    # a process forked while it has threads may deadlock (Python 3.12 warns): the progress
+    # bar's refresh thread starts once the workers are forked
+    code = (
+        "import os, sys, threading\n"
+        "os.register_at_fork(before=lambda: print('fork:', threading.active_count(),"
+        " file=sys.stderr))\n"
+        "from stateval.cli import main\n"
+        "main()\n"
+    )
+    argv = [sys.executable, "-c", code, "run", str(small), "--no-phoenix", "--workers", "2"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert re.findall(r"^fork: (\d+)$", done.stderr, re.M) == ["1", "1"], done.stderr
+    assert f"{N}/{N}" in done.stderr  # the bar was shown after all

@@ -286,14 +286,20 @@ class TerminalView:
     @contextmanager
     def shards(self, name: str, total: int) -> Iterator[Callable[[int, int], None]]:
         """A progress bar of the cases the ``--workers`` workers have scored, as a single
-        run's."""
+        run's. It starts (with its refresh thread) at the first count, once the workers are
+        forked: a process forked while it has threads may deadlock (Python 3.12 warns)."""
         progress, task = _case_bar(self.err, name, total, 0)
 
         def shown(scored: int, failed: int) -> None:
+            if not progress.live.is_started:
+                progress.start()
             progress.update(task, completed=scored, errors=failed)
 
-        with progress:
+        try:
             yield shown
+        finally:
+            if progress.live.is_started:
+                progress.stop()
 
 
 def _run_with_progress(

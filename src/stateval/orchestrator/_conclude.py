@@ -80,7 +80,7 @@ class RunView(Protocol):
     def shards(self, name: str, total: int) -> AbstractContextManager[Callable[[int, int], None]]:
         """Show the ``total`` cases of suite ``name`` that ``--workers`` workers run, while
         they run: the display is updated with how many they have scored and how many of
-        those failed."""
+        those failed (first once the workers are forked: start no thread before that)."""
         ...
 
 
