@@ -518,8 +518,9 @@ def test_workers_show_the_progress_bar_of_a_single_run(home: Path, small: Path) 
     assert bar("--workers", "2") == single
 
 
+@pytest.mark.parametrize("wait", [True, False])
 def test_a_copy_failing_midway_leaves_no_half_record_in_the_merged_journal(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wait: bool
 ) -> None:
     import stateval.run._journal_file as journal_file
     from stateval.errors import JournalWriteError
@@ -542,8 +543,9 @@ def test_a_copy_failing_midway_leaves_no_half_record_in_the_merged_journal(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(journal_file, "_kernel_copy", disk_full)
-    with pytest.raises(JournalWriteError, match="No space left"):
-        merge_shards(tmp_path / "merged", journals, ["a", "b", "c"])
+    with pytest.raises(JournalWriteError, match="No space left"):  # when waited for
+        merged = merge_shards(tmp_path / "merged", journals, ["a", "b", "c"], wait=wait)
+        merged.flush()
     (folder,) = (tmp_path / "merged" / "runs").iterdir()
     lines = (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
     assert [json.loads(line)["kind"] for line in lines] == ["header"]  # cut back whole

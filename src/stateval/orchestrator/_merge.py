@@ -98,7 +98,9 @@ def _merge(
     """The merged journal, its summary (the whole run's figures also stored on the shards'
     experiment), and the Phoenix server the shards reported to."""
     suite = request.suite
-    merged = merge_shards(request.home, shards, suite.cases.ids, lines)
+    # the merged journal is written (in the kernel, by its writer's thread) while the summary
+    # is made from the shards' counts; it is durable before anything is shown or reported
+    merged = merge_shards(request.home, shards, suite.cases.ids, lines, wait=False)
     header = merged.header
     view.note(
         f"Run {merged.run_id}: {len(header.case_ids)} cases merged from "
@@ -110,6 +112,7 @@ def _merge(
         summary = rescore(suite, merged)
     else:
         summary = run_summary(suite, merged, merged_tally(suite, merged, shards, tallies))
+    merged.flush()  # JournalError: a write failed
     summary = replace(summary, experiment_url=experiment.get("experiment_url"))
     if target is not None and experiment.get("experiment_id"):
         _record_figures(target, str(experiment["experiment_id"]), summary, view)

@@ -469,10 +469,17 @@ class Journal:
         return out
 
     def append_end(self) -> None:
-        """Record that every planned case has a result."""
-        if not self.complete:
-            self._append({"kind": "end", "at": datetime.now(UTC).isoformat()}).result()
-            self.complete = True
+        """Record that every planned case has a result (durably, before returning)."""
+        self.submit_end().result()
+
+    def submit_end(self) -> Future[None]:
+        """`append_end` without waiting; the future is done once the record is durable."""
+        if self.complete:
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+        self.complete = True
+        return self._append({"kind": "end", "at": datetime.now(UTC).isoformat()})
 
     def flush(self) -> None:
         """Block until every record written so far is durable.

@@ -87,6 +87,8 @@ def merge_shards(
     shards: Sequence[Journal],
     suite_ids: Sequence[str],
     lines: Sequence[ShardLines] | None = None,
+    *,
+    wait: bool = True,
 ) -> Journal:
     """Write the run the ``shards`` are parts of under ``root`` and return its journal.
 
@@ -97,6 +99,8 @@ def merge_shards(
             this order, as a single run of the suite would).
         lines: `shard_lines` of each of ``shards``, in their order, when made already (by the
             workers that journaled them); else made here.
+        wait: Return once every record is durable; else as soon as they are queued (the
+            journal's reads and `Journal.flush` wait for them, and raise a write's error).
 
     Raises:
         JournalError: The journals are not the N finished shards of one run (one line saying
@@ -126,9 +130,10 @@ def merge_shards(
     plans = [shard_lines(j) for j in shards] if lines is None else lines
     for journal, plan in sorted(zip(shards, plans, strict=True), key=lambda j: _shard(j[0]).index):
         pending += _copy(journal, plan, merged, acked)
-    for done in pending:
-        done.result()
-    merged.append_end()
+    ended = merged.submit_end()
+    if wait:
+        for done in [*pending, ended]:
+            done.result()
     return merged
 
 
@@ -147,14 +152,16 @@ def merged_tally(
     tally = RunTally(scoring, episode_tracker(suite.episodes, planned, merged.header.mode, scoring))
     where = {case_id: i for i, case_id in enumerate(planned)}
 
-    def scored(index: int) -> tuple[Case, CaseScore]:
-        case = suite.case(planned[index])
-        if case is None:
-            raise JournalError(f"run {merged.run_id}: case {planned[index]!r} left the suite")
-        result = CaseResult.from_dict(merged.results[planned[index]])
-        return case, score_case(case, result, scoring)
-
     for journal, part in zip(shards, parts, strict=True):
+
+        def scored(index: int, shard: Journal = journal) -> tuple[Case, CaseScore]:
+            case = suite.case(planned[index])
+            if case is None:
+                raise JournalError(f"run {merged.run_id}: case {planned[index]!r} left the suite")
+            # read from its shard's journal: the merged one may still be being written
+            result = CaseResult.from_dict(shard.results[planned[index]])
+            return case, score_case(case, result, scoring)
+
         positions = [where[case_id] for case_id in journal.header.case_ids]
         tally.merge(part, positions, scored)
     return tally
