@@ -544,8 +544,7 @@ def test_a_copy_failing_midway_leaves_no_half_record_in_the_merged_journal(
 
     monkeypatch.setattr(journal_file, "_kernel_copy", disk_full)
     with pytest.raises(JournalWriteError, match="No space left"):  # when waited for
-        merged = merge_shards(tmp_path / "merged", journals, ["a", "b", "c"], wait=wait)
-        merged.flush()
+        merge_shards(tmp_path / "merged", journals, ["a", "b", "c"], wait=wait).flush()
     (folder,) = (tmp_path / "merged" / "runs").iterdir()
     lines = (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
     assert [json.loads(line)["kind"] for line in lines] == ["header"]  # cut back whole
