@@ -32,6 +32,7 @@ a torn last line; opening the journal drops it.
 
 The parts: the header and where runs live (``_run_header.py``), the records on disk and the
 group writer (``_journal_file.py``), the results read back by offset (``_journal_results.py``),
+what a worker hands the driver to open its journal without reading it (``_journal_index.py``),
 and here the journal itself (opening, the run lock, what is recorded and missing).
 
 Example:
@@ -239,12 +240,9 @@ class Journal:
         journal = cls(path, index.header, index.size, window)
         for case_id, offset in index.offsets.items():
             journal.results.note(case_id, offset)
-        journal.repeated = dict(index.repeated)
-        journal._acks = dict(index.acks)
-        journal._latest = dict(index.latest)
-        journal.complete = index.complete
-        journal._spans = list(index.spans)
-        journal.delivered_spans = set(index.delivered_spans)
+        journal.repeated, journal.complete = dict(index.repeated), index.complete
+        journal._acks, journal._latest = dict(index.acks), dict(index.latest)
+        journal._spans, journal.delivered_spans = list(index.spans), set(index.delivered_spans)
         return journal
 
     # -- one writer per run --------------------------------------------------------------------
