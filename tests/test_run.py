@@ -5,19 +5,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from stateval.mutators import BaseLLMClient, LLMMutator, PythonMutator, StructuredInput
 from stateval.phoenix import FieldJudge, ScriptedJudgeLLM
 from stateval.run import Journal, RunOutcome, find_resumable, rescore, start_journal
-from stateval.run._pipeline import _started_at
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Suite, load_suite
 from stateval.upload import run_suite
@@ -351,10 +347,3 @@ def test_a_run_closes_its_llm_clients_also_when_it_fails(tmp_path: Path) -> None
     with pytest.raises(RuntimeError, match="progress bar broke"):  # itself, not a group
         asyncio.run(run_suite(suite, journal, concurrency=1, on_case=explode))
     assert (client.closed, llm.closed) == (2, 2)
-
-
-@given(st.floats(0, 2**33, allow_nan=False) | st.integers(0, 2**33).map(float))
-@example(1e9 + 0.9999996)
-@example(1e9 + 0.0000005)
-def test_a_cases_start_is_written_as_datetime_writes_it(now: float) -> None:
-    assert _started_at(now) == datetime.fromtimestamp(now, UTC).isoformat()

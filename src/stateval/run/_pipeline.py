@@ -5,12 +5,10 @@ turns in order (free-running, `stateval.episodes.run_free`)."""
 from __future__ import annotations
 
 import asyncio
-import functools
-import math
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stateval.compare import MetricsAccumulator
@@ -188,30 +186,12 @@ class CasePipeline:
         return record
 
 
-def _started_at(now: float) -> str:
-    """``datetime.fromtimestamp(now, UTC).isoformat()``, the text of each second made once
-    (a case's ``started_at``: isoformat cost more than the rest of timing the call)."""
-    fraction, second = math.modf(now)
-    micro = round(fraction * 1e6)  # as datetime rounds it
-    if micro >= 1_000_000:
-        second, micro = second + 1, micro - 1_000_000
-    elif micro < 0:
-        second, micro = second - 1, micro + 1_000_000
-    text = _second_text(second)
-    return f"{text}.{micro:06d}+00:00" if micro else f"{text}+00:00"
-
-
-@functools.lru_cache(maxsize=2)
-def _second_text(second: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-
-
 async def _run_case(
     case: Case, mutator: Mutator, evaluator: LLMEvaluator, open_span: SpanFactory
 ) -> tuple[CaseResult, CaseSpan]:
     bound = bind_case(mutator, case.id, case.actual_post_state)
     context = EvaluationContext(bound, case.pre_state, case.expected_post_state, case.input)
-    started = _started_at(time.time())
+    started = datetime.now(UTC).isoformat()
     with open_span(case) as span:
         outcome = await evaluator.call(context)
         output: Any = (
