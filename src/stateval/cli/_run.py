@@ -197,7 +197,7 @@ def run(
         print("error: --retry-errors needs --resume", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE)
     with errors_to_exit(debug):
-        from stateval.orchestrator import RunRequest, carry_out, undelivered
+        from stateval.orchestrator import RunRequest, carry_out, forked_parts, undelivered
         from stateval.run import Shard
         from stateval.suite import load_suite
 
@@ -211,7 +211,12 @@ def run(
         check_reports(reports)
         home = stateval_home()
         request = RunRequest(
-            suite=load_suite(suite_path),
+            # the local workers validate the case file side by side (one byte range each)
+            suite=load_suite(
+                suite_path,
+                parts=workers if backend == "local" else 1,
+                run_parts=forked_parts,
+            ),
             home=home,
             modes=modes,
             limit=limit,

@@ -14,7 +14,13 @@ from stateval.orchestrator._merge import merge_runs
 from stateval.orchestrator._orchestrate import carry_out
 from stateval.orchestrator._request import RunRequest, TracesRunRequest
 from stateval.orchestrator._traces import TracesResult, TracesView, carry_out_traces
-from stateval.orchestrator._workers import BACKENDS, ShardDone, ShardTask, run_shard
+from stateval.orchestrator._workers import (
+    BACKENDS,
+    ShardDone,
+    ShardTask,
+    forked_parts,
+    run_shard,
+)
 
 __all__ = [
     "BACKENDS",
@@ -28,6 +34,7 @@ __all__ = [
     "TracesView",
     "carry_out",
     "carry_out_traces",
+    "forked_parts",
     "merge_runs",
     "run_shard",
     "undelivered",

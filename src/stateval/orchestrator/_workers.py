@@ -42,10 +42,10 @@ from stateval.run import (
     shard_lines,
     start_journal,
 )
-from stateval.suite import EpisodeMode, FieldsAs, Suite
+from stateval.suite import CasesPart, EpisodeMode, FieldsAs, Suite
 from stateval.upload import resolve_phoenix, run_suite
 
-__all__ = ["BACKENDS", "ShardDone", "ShardTask", "run_shard", "run_workers"]
+__all__ = ["BACKENDS", "ShardDone", "ShardTask", "forked_parts", "run_shard", "run_workers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +234,31 @@ def _local(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) 
     finally:
         _FORKED.suites.clear()
         _FORKED.scored = None
+
+
+_LOADING: list[Callable[[int], CasesPart]] = []
+"""The load of one part of the case file that `forked_parts`'s processes inherit."""
+
+
+def _load_forked(part: int) -> CasesPart:
+    return _LOADING[0](part)
+
+
+def forked_parts(load: Callable[[int], CasesPart], parts: int) -> list[CasesPart]:
+    """The `stateval.suite.PartsMap` of ``--workers N``: the suite's case file validated in
+    ``parts`` byte ranges, the first in this process and the others side by side in processes
+    forked from it (one after the other where the platform cannot fork)."""
+    if parts <= 1 or "fork" not in get_all_start_methods():
+        return [load(part) for part in range(parts)]
+    _LOADING.append(load)
+    try:
+        context = get_context("fork")
+        with ProcessPoolExecutor(max_workers=parts - 1, mp_context=context) as pool:
+            others = [pool.submit(_load_forked, part) for part in range(1, parts)]
+            first = load(0)
+            return [first, *(future.result() for future in others)]
+    finally:
+        _LOADING.clear()
 
 
 def _ray(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) -> list[ShardDone]:

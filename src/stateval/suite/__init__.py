@@ -21,6 +21,7 @@ from stateval.suite._case import (
     Case,
     review_status,
 )
+from stateval.suite._case_file import CasesPart, PartsMap
 from stateval.suite._episodes import Episodes
 from stateval.suite._models import (
     CaseInputSpec,
@@ -73,6 +74,7 @@ __all__ = [
     "CaseInputSpec",
     "CaseSpec",
     "Cases",
+    "CasesPart",
     "CasesSpec",
     "EpisodeMode",
     "Episodes",
@@ -85,6 +87,7 @@ __all__ = [
     "MonitorModel",
     "MutationSpec",
     "MutatorSpec",
+    "PartsMap",
     "PerTurnSpec",
     "PhoenixNames",
     "PhoenixSpec",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from stateval.compare import FieldPolicies, path_matches
 from stateval.suite._case import Case
@@ -19,10 +19,23 @@ from stateval.suite._models import SlotsFileSpec, SuiteModel
 from stateval.suite._problems import Locate, format_problem
 from stateval.suite._slot_schema import SlotSchema
 
-__all__ = ["CaseAudit"]
+__all__ = ["AuditPart", "CaseAudit"]
 
 _GLOB = frozenset("*?[")
 _MAX_VALUE_PROBLEMS = 20
+
+
+class AuditPart(NamedTuple):
+    """What a `CaseAudit` gathered from some of the cases (plain values: it pickles back from
+    another process; see `CaseAudit.take`)."""
+
+    known: set[str]
+    human: list[tuple[str, str]]
+    values: list[str]
+    n_values: int
+    list_gold: dict[str, tuple[str, Any]]
+    scalar_gold: set[str]
+    frames: tuple[int, int, list[str]] | None
 
 
 class CaseAudit:
@@ -43,6 +56,7 @@ class CaseAudit:
         where: str,
     ) -> None:
         self._model = model
+        self._schema = schema
         self._policies = policies
         self._where = where
         self._known: set[str] = set()
@@ -89,6 +103,36 @@ class CaseAudit:
                 self._check_values(case.id, path, gold[path], values)
         if self._frames is not None:
             self._frames.add(case.id, case.metadata)
+
+    def fresh(self) -> CaseAudit:
+        """An audit of the same settings that has seen no case (for a part of the cases)."""
+        return CaseAudit(self._model, self._schema, self._policies, self._where)
+
+    def gathered(self) -> AuditPart:
+        """What this audit gathered, as plain values."""
+        frames = None if self._frames is None else self._frames.gathered()
+        return AuditPart(
+            self._known,
+            self._human,
+            self._values,
+            self._n_values,
+            self._list_gold,
+            self._scalar_gold,
+            frames,
+        )
+
+    def take(self, part: AuditPart) -> None:
+        """Take into account what an audit of the next cases gathered (`gathered`), as if
+        this audit had seen them one by one."""
+        self._known |= part.known
+        self._scalar_gold |= part.scalar_gold
+        for path, first in part.list_gold.items():
+            self._list_gold.setdefault(path, first)
+        self._human.extend(part.human)
+        self._values.extend(part.values[: max(0, _MAX_VALUE_PROBLEMS - len(self._values))])
+        self._n_values += part.n_values
+        if self._frames is not None and part.frames is not None:
+            self._frames.take(part.frames)
 
     def _add_items(self, path: str, items: list[Any]) -> None:
         """The sub-fields of a list of records (``line_items[].quantity``) are known paths."""

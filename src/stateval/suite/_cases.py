@@ -5,12 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import zlib
-from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
@@ -30,12 +27,13 @@ from stateval.suite._problems import (
     line_locator,
     pydantic_message,
 )
-from stateval.suite._source import CaseHasher, Cases, FileCases, MemoryCases
 
 __all__ = [
     "CaseFileRef",
+    "SeenIds",
     "build_case",
-    "read_case_file",
+    "build_cases",
+    "duplicate_problem",
     "read_state",
 ]
 
@@ -174,120 +172,6 @@ class CaseFileRef:
         return format_problem(self.suite, self.line, None, "cases.file", message)
 
 
-def read_case_file(
-    path: Path,
-    label: str,
-    fmt: StateFormat,
-    confidence: float,
-    problems: list[str],
-    ref: CaseFileRef | None = None,
-    episodes: EpisodeIndexer | None = None,
-    visit: Callable[[Case], None] | None = None,
-    *,
-    drafts: list[str] | None = None,
-) -> Cases:
-    """Read every case of a JSONL, JSON or CSV file, appending one line per problem; ``visit``
-    is called with each valid case as it is read (while no problem was found, for JSONL); the
-    ids of unreviewed drafts (no ``expected_post_state`` yet) are appended to ``drafts``.
-
-    With ``episodes``, each case's episode and turn are read and handed to the indexer.
-
-    A JSONL file is read line by line and only its case ids and offsets are kept (`FileCases`
-    reads the cases again when they are used); JSON and CSV cases are held in memory.
-    Problems with the file as a whole (it cannot be read, its type is unknown) name the suite's
-    ``cases.file`` setting when ``ref`` says where it is; problems inside it name the file.
-    """
-
-    def whole(message: str) -> str:
-        if ref is None:
-            return format_problem(label, None, None, None, message)
-        return ref.problem(message)
-
-    written = label if ref is None else ref.written
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".json", ".csv"):
-        problems.append(whole(f"unknown case file type {written} (use .jsonl, .json or .csv)"))
-        return MemoryCases(())
-    if suffix == ".jsonl":
-        try:
-            return _read_jsonl(path, label, fmt, confidence, problems, episodes, visit, drafts)
-        except OSError as exc:
-            problems.append(whole(f"cannot read {written}: {exc.strerror or type(exc).__name__}"))
-            return MemoryCases(())
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        problems.append(whole(f"cannot read {written}: {reason}"))
-        return MemoryCases(())
-    except UnicodeDecodeError as exc:
-        problems.append(format_problem(label, None, None, None, f"not UTF-8 text: {exc.reason}"))
-        return MemoryCases(())
-    if suffix == ".json":
-        records = _json_records(text, label, problems)
-    else:
-        records = _csv_records(text, label, problems)
-    return MemoryCases(
-        build_cases(records, label, fmt, confidence, problems, episodes, visit, drafts=drafts)
-    )
-
-
-def _read_jsonl(
-    path: Path,
-    label: str,
-    fmt: StateFormat,
-    confidence: float,
-    problems: list[str],
-    episodes: EpisodeIndexer | None = None,
-    visit: Callable[[Case], None] | None = None,
-    drafts: list[str] | None = None,
-) -> Cases:
-    """Validate a JSONL case file in one pass, keeping each case's id and offset only."""
-    ids: list[str] = []
-    offsets: list[int] = []
-    checksums = array("I")
-    hasher = CaseHasher()
-    seen: dict[str, int | None] = {}
-    offset = 0
-    drafts_before = 0 if drafts is None else len(drafts)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            start, offset = offset, offset + len(raw)
-            if not raw.strip():
-                continue
-            try:
-                data = parse_json(raw)
-            except UnicodeDecodeError as exc:
-                problems.append(
-                    format_problem(label, number, None, None, f"not UTF-8 text: {exc.reason}")
-                )
-                continue
-            except DocumentError as exc:
-                problems.append(format_problem(label, number, None, None, exc.message))
-                continue
-            record = _Record(data, number, lambda _loc, n=number: n, parsed=True)  # type: ignore[misc]
-            case = _build_record(record, label, fmt, confidence, problems, seen, episodes, drafts)
-            if case is not None and not problems:
-                hasher.add(case)
-                ids.append(case.id)
-                offsets.append(start)
-                checksums.append(zlib.crc32(raw))
-                if visit is not None:
-                    visit(case)
-    if problems:
-        return MemoryCases(())
-
-    grouping = None if episodes is None else episodes.spec
-
-    def read(raw: bytes) -> Case:
-        return _case_from_line(raw, fmt, confidence, grouping)
-
-    left_out = 0 if drafts is None else len(drafts) - drafts_before
-    return FileCases(
-        path, ids, offsets, hasher.hexdigest(), read, skipped=left_out, checksums=checksums
-    )
-
-
 def _case_from_line(
     raw: bytes, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None
 ) -> Case:
@@ -302,6 +186,21 @@ def _case_from_line(
     if case is None:
         raise SuiteError(f"not a valid case: {bad[0][1]}")
     return case
+
+
+class SeenIds(Protocol):
+    """The ids read so far and each one's line (a dict; a split load logs them instead, and
+    finds the duplicates when its parts are combined)."""
+
+    def __contains__(self, case_id: object, /) -> bool: ...
+    def __getitem__(self, case_id: str, /) -> int | None: ...
+    def __setitem__(self, case_id: str, line: int | None, /) -> None: ...
+
+
+def duplicate_problem(label: str, line: int | None, case_id: str, first: int | None) -> str:
+    """The problem line of a case id read again (``first``: the line of its first case)."""
+    where = f" (first at line {first})" if first else ""
+    return format_problem(label, line, case_id, "id", f"duplicate case id{where}")
 
 
 def build_cases(
@@ -335,7 +234,7 @@ def _build_record(
     fmt: StateFormat,
     confidence: float,
     problems: list[str],
-    seen: dict[str, int | None],
+    seen: SeenIds,
     episodes: EpisodeIndexer | None = None,
     drafts: list[str] | None = None,
 ) -> Case | None:
@@ -355,11 +254,7 @@ def _build_record(
     for loc, message in bad:
         problems.append(format_problem(label, record.locate(loc), spec.id, loc, message))
     if spec.id in seen:
-        first = seen[spec.id]
-        where = f" (first at line {first})" if first else ""
-        problems.append(
-            format_problem(label, record.line, spec.id, "id", f"duplicate case id{where}")
-        )
+        problems.append(duplicate_problem(label, record.line, spec.id, seen[spec.id]))
         return None
     seen[spec.id] = record.line
     if case is None and not bad and drafts is not None:

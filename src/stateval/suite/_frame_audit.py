@@ -54,6 +54,17 @@ class FrameAudit:
         elif named != []:
             self._framed += 1
 
+    def gathered(self) -> tuple[int, int, list[str]]:
+        """What was counted (for `take` in another process's audit)."""
+        return self._n, self._framed, self._unnamed
+
+    def take(self, gathered: tuple[int, int, list[str]]) -> None:
+        """Add what another audit of the next cases counted (`gathered`)."""
+        n, framed, unnamed = gathered
+        self._n += n
+        self._framed += framed
+        self._unnamed.extend(unnamed)
+
     def problems(self) -> list[str]:
         """One line when a case names no services, or when no case names one."""
         if not self._n:

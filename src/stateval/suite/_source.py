@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
@@ -121,6 +122,13 @@ class CaseHasher:
         """Add the next case."""
         text = example_json(case)
         self._sha.update(text if self._first else b"," + text)
+        self._first = False
+
+    def add_joined(self, examples: bytes | mmap.mmap) -> None:
+        """Add the next cases as their examples' texts, comma-separated (not empty)."""
+        if not self._first:
+            self._sha.update(b",")
+        self._sha.update(examples)
         self._first = False
 
     def hexdigest(self) -> str:

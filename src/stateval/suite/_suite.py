@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +45,8 @@ from stateval.mutators import (
 )
 from stateval.suite._case import Case
 from stateval.suite._case_audit import CaseAudit
-from stateval.suite._cases import CaseFileRef, build_cases, inline_records, read_case_file
+from stateval.suite._case_file import PartsMap, read_case_file, run_in_turn
+from stateval.suite._cases import CaseFileRef, build_cases, inline_records
 from stateval.suite._episodes import EpisodeIndexer, Episodes
 from stateval.suite._llm import build_judge
 from stateval.suite._metric_settings import metric_settings
@@ -176,7 +177,14 @@ def _hash(data: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool = False) -> Suite:
+def load_suite(
+    path: str | Path,
+    *,
+    load_mutator: bool = True,
+    check_only: bool = False,
+    parts: int = 1,
+    run_parts: PartsMap = run_in_turn,
+) -> Suite:
     """Read and validate a suite, its cases and its slot schema; build its mutator.
 
     String values may use ``${VAR}`` and ``${VAR:-default}`` (see `stateval.suite._env`).
@@ -189,6 +197,10 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
         check_only: Import the mutator's callable to check that it exists, but do not call it
             with ``mutator.args`` and build no mutator or judge (``stateval validate``); the
             suite's ``mutator`` is then None.
+        parts: Validate a JSONL case file in this many byte ranges, ``run_parts`` running
+            them (side by side in other processes: ``stateval run --workers N``); the suite,
+            its cases hash and its problems are those of a whole load.
+        run_parts: Runs the parts (one after the other unless given).
 
     Raises:
         SuiteProblemsError: One line per problem, naming file, line or case, and field.
@@ -214,7 +226,17 @@ def load_suite(path: str | Path, *, load_mutator: bool = True, check_only: bool 
     audit = CaseAudit(model, schema, policies, cases_label)
     drafts: list[str] = []
     cases, episodes = _load_cases(
-        model.cases, data, text, base, label, problems, model.episodes, audit.add, drafts
+        model.cases,
+        data,
+        text,
+        base,
+        label,
+        problems,
+        model.episodes,
+        audit,
+        drafts,
+        parts=parts,
+        run_parts=run_parts,
     )
     _episode_threshold_problems(model, label, line_locator(text), problems)
     if not cases and not problems:
@@ -321,12 +343,16 @@ def _load_cases(
     label: str,
     problems: list[str],
     episodes: EpisodesSpec | None = None,
-    visit: Callable[[Case], None] | None = None,
+    audit: CaseAudit | None = None,
     drafts: list[str] | None = None,
+    *,
+    parts: int = 1,
+    run_parts: PartsMap = run_in_turn,
 ) -> tuple[Cases, Episodes | None]:
     """The suite's cases (from its case file or inline) and, with ``episodes``, their episode
-    index, appending one line per problem; ``visit`` is called with each valid case as it is
-    read; the ids of unreviewed drafts left out are appended to ``drafts``."""
+    index, appending one line per problem; ``audit`` takes each valid case into account as it
+    is read; the ids of unreviewed drafts left out are appended to ``drafts``; a JSONL case
+    file is validated in ``parts`` byte ranges run by ``run_parts``."""
     if spec is None:
         return MemoryCases(()), None
     indexer = None if episodes is None else EpisodeIndexer(episodes)
@@ -343,8 +369,10 @@ def _load_cases(
             problems,
             ref,
             indexer,
-            visit,
+            audit,
             drafts=drafts,
+            parts=parts,
+            run_parts=run_parts,
         )
     else:
         where = label
@@ -358,7 +386,7 @@ def _load_cases(
                 spec.confidence,
                 problems,
                 indexer,
-                visit,
+                None if audit is None else audit.add,
                 drafts=drafts,
             )
         )
