@@ -102,6 +102,7 @@ from stateval.compare._run_metrics import (
 from stateval.compare._score_value import FIELD_PREFIX, ScoreValue
 from stateval.compare._scores import STATE_SCORES, CaseScores, score_comparison, view_accuracy
 from stateval.compare._slots import slot_counts, slots_in_play
+from stateval.compare._strict_case import EDIT_CODE_OPS, StrictCase, strict_case
 from stateval.compare._typed import COMPARATORS
 from stateval.compare._unit_metrics import (
     FIGURES,
@@ -116,6 +117,7 @@ __all__ = [
     "CELLS",
     "COMPARATORS",
     "CONVENTIONS",
+    "EDIT_CODE_OPS",
     "EDIT_OPS",
     "FIELD_PREFIX",
     "FIGURES",
@@ -159,6 +161,7 @@ __all__ = [
     "SlotScore",
     "SlotScorer",
     "StateComparison",
+    "StrictCase",
     "SubOutcome",
     "UnitAccumulator",
     "align_records",
@@ -190,6 +193,7 @@ __all__ = [
     "slot_metrics",
     "slots_in_play",
     "split_delta",
+    "strict_case",
     "sub_scores",
     "view_accuracy",
     "worst_fields",

@@ -14,7 +14,7 @@ from stateval.compare._field_policies import FieldPolicies
 from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
 
-__all__ = ["DeltaComparison", "compare_delta", "split_delta"]
+__all__ = ["DeltaComparison", "compare_delta", "delta_of", "split_delta"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +93,21 @@ def split_delta(
     # the statuses only, as `compare_states` decides them, without a comparison around them)
     paths, statuses, _, _ = decide_statuses(expected, pre, resolved, None)
     kept = list(map(FieldStatus.MATCHING.__eq__, statuses))
-    preserved = tuple(compress(paths, kept))
+    return delta_of(
+        comparison, tuple(compress(paths, kept)), tuple(compress(paths, map(not_, kept)))
+    )
+
+
+def delta_of(
+    comparison: StateComparison, preserved: tuple[str, ...], changed: tuple[str, ...]
+) -> DeltaComparison:
+    """The delta view of ``comparison`` once the paths the case expects kept (``preserved``)
+    and changed (``changed``) are known (`split_delta`, `stateval.compare.StrictCase`)."""
     keep = set(preserved)
     return DeltaComparison(
         changed=_view(comparison, keep, keep=False),
         preserved=_view(comparison, keep, keep=True),
-        changed_paths=tuple(compress(paths, map(not_, kept))),
+        changed_paths=changed,
         preserved_paths=preserved,
     )
 

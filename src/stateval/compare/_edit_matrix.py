@@ -28,7 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stateval.compare._edits import EditError, EditOp, FieldEdit
+from stateval.compare._edits import CELLS, EditError, EditOp, FieldEdit
+from stateval.compare._strict_case import EDIT_CODE_OPS
 
 __all__ = ["EDIT_OPS", "EditCounts", "EditMatrix", "EditTally"]
 
@@ -39,6 +40,13 @@ _INDEX = {op: i for i, op in enumerate(EDIT_OPS)}
 _ERRORS = tuple(EditError)
 _ERROR_INDEX = {e: i for i, e in enumerate(_ERRORS)}
 _N = len(EDIT_OPS)
+_ERROR_AT = tuple(  # an edit code (`stateval.compare.StrictCase.edit_code`) -> its error's place
+    None if not wrong or error is None else _ERROR_INDEX[error]
+    for expected, actual, wrong in EDIT_CODE_OPS
+    for error in (CELLS.get((expected, actual)),)
+)
+_PENDING = 512
+"""Distinct ``(paths, edit codes)`` held before their fields are counted."""
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -175,6 +183,46 @@ class EditTally:
         self.n_cases = 0
         self._pooled = _Counts()
         self._fields: dict[str, _Counts] = {}
+        self._pending: dict[tuple[tuple[str, ...], bytes], int] = {}  # -> cases
+
+    def __getstate__(self) -> dict[str, object]:
+        self._flush()  # pickled (a worker's counts) as counts
+        return self.__dict__
+
+    def add_codes(self, paths: tuple[str, ...], codes: bytes) -> None:
+        """Count one case's field edits given as codes (`stateval.compare.StrictCase`'s
+        ``edit_paths`` and ``edit_code``), as `add` counts them: counted later, once per
+        distinct paths and codes."""
+        self.n_cases += 1
+        key = (paths, codes)
+        pending = self._pending
+        seen = pending.get(key)
+        if seen is not None:
+            pending[key] = seen + 1
+            return
+        if len(pending) >= _PENDING:
+            self._flush()
+        fields = self._fields
+        for path in paths:  # each field's counts made in the order a case shows them
+            if path not in fields:
+                fields[path] = _Counts()
+        pending[key] = 1
+
+    def _flush(self) -> None:
+        pooled, fields, errors = self._pooled, self._fields, _ERROR_AT
+        for (paths, codes), n in self._pending.items():
+            for path, code in zip(paths, codes, strict=True):
+                counts = fields[path]
+                cell = code >> 1
+                counts.cells[cell] += n
+                pooled.cells[cell] += n
+                at = errors[code]
+                if at is not None:
+                    counts.wrong[cell] += n
+                    pooled.wrong[cell] += n
+                    counts.errors[at] += n
+                    pooled.errors[at] += n
+        self._pending.clear()
 
     def add(self, edits: Iterable[FieldEdit]) -> None:
         """Count one case's field edits."""
@@ -196,6 +244,8 @@ class EditTally:
 
     def merge(self, other: EditTally) -> None:
         """Add the counts of ``other`` (another shard's cases, say)."""
+        self._flush()
+        other._flush()
         self.n_cases += other.n_cases
         self._pooled.merge(other._pooled)
         for path, counts in other._fields.items():
@@ -206,6 +256,7 @@ class EditTally:
 
     def result(self) -> EditMatrix:
         """The matrix of every case added so far."""
+        self._flush()
         fields = {path: c.result() for path, c in self._fields.items()}
         ordered = dict(sorted(fields.items(), key=lambda kv: (-kv[1].n_errors, kv[0])))
         return EditMatrix(self.n_cases, self._pooled.result(), ordered)

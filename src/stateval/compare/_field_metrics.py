@@ -63,6 +63,7 @@ __all__ = [
     "case_outcomes",
     "list_f1",
     "prf",
+    "strict_figures",
 ]
 
 
@@ -432,6 +433,15 @@ _FLAGS = {
 }
 
 
+def strict_figures(counts: tuple[int, ...], options: MetricOptions) -> tuple[float, float, float]:
+    """``(tp, fp, fn)`` of a case whose every field is binary (decided by a strict policy,
+    or wrong without partial list credit), from its ``(matching, mismatched, missing, extra)``
+    counts."""
+    matching, mismatched, missing, extra = counts
+    missed = missing if options.wrong_value == "fp" else mismatched + missing
+    return float(matching), float(mismatched + extra), float(missed)
+
+
 def case_metrics(
     comparison: StateComparison,
     *,
@@ -451,12 +461,11 @@ def case_metrics(
     opts = options or MetricOptions()
     if slots is None and comparison.unmade:
         # every field is an unmade strict one (credit 1 or 0): the counts give the figures
-        matching, mismatched, missing, extra = comparison.counts.values()
-        if not mismatched or opts.list_credit != "partial":
+        counts = tuple(comparison.counts.values())
+        if not counts[1] or opts.list_credit != "partial":
             outcomes = tuple(map(_strict_outcome, comparison.paths, comparison.statuses))
-            missed = missing if opts.wrong_value == "fp" else mismatched + missing
-            figures = float(matching), float(mismatched + extra), float(missed)
-            return CaseMetrics(outcomes, *figures, matching, len(outcomes), False)
+            figures = strict_figures(counts, opts)
+            return CaseMetrics(outcomes, *figures, counts[0], len(outcomes), False)
     slot_set = None if slots is None else frozenset(slots)
     outcomes = case_outcomes(
         comparison,

@@ -32,8 +32,10 @@ from stateval.compare._field_metrics import (
     Outcome,
     case_metrics,
     prf,
+    strict_figures,
 )
 from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_values
+from stateval.compare._strict_case import StrictCase
 from stateval.compare._unit_metrics import ConventionMetrics, SlotInfo, UnitAccumulator
 
 __all__ = ["MISSING_SLICE", "MetricsAccumulator", "RunMetrics", "lookup", "slice_values"]
@@ -115,6 +117,21 @@ class RunMetrics:
 
 
 _KIND = {kind: i for i, kind in enumerate(Outcome)}
+_STATUS_KIND = tuple(  # a `StrictCase` status code -> its outcome's place
+    _KIND[kind] for kind in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA)
+)
+_PENDING = 512
+"""Distinct ``(paths, statuses)`` of strict cases held before their fields are counted."""
+_EXACT = 2.0**53  # below it, adding 1.0 n times and adding n give the same float
+
+
+def _plus(total: float, n: int) -> float:
+    """``total`` with 1.0 added ``n`` times, as adding them one case at a time gives."""
+    if total.is_integer() and abs(total) + n <= _EXACT:
+        return total + n
+    for _ in range(n):
+        total += 1.0
+    return total
 
 
 class _Counts:
@@ -195,6 +212,8 @@ class MetricsAccumulator:
         )
         self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
         self._units: UnitAccumulator | None = None
+        # strict cases not counted per field yet: (paths, status codes) -> cases
+        self._pending: dict[tuple[tuple[str, ...], bytes], int] = {}
         if self.options.scope is not None:
             info = slot_info if slot_info is not None else [SlotInfo(p) for p in self.slots or ()]
             self._units = UnitAccumulator(
@@ -205,11 +224,14 @@ class MetricsAccumulator:
         # pickled (a worker's counts, sent to the driver) without the active-slots function,
         # a method of the suite's scoring: the counts are merged into the driver's own
         # accumulator, which has it
+        self._flush()
         return {**self.__dict__, "_active": None}
 
     def merge(self, other: MetricsAccumulator) -> None:
         """Add the counts of ``other`` (of the same slots, options and slices; another shard's
         cases, say), as if its cases had been added here."""
+        self._flush()
+        other._flush()
         for path, counts in other._fields.items():
             mine = self._fields.get(path)
             if mine is None:
@@ -267,9 +289,20 @@ class MetricsAccumulator:
             in_play = None if self.slots is None or self._active is None else self._active(meta)
             self._units.add(comparison, meta, in_play)
 
+    @property
+    def counts_strict(self) -> bool:
+        """Whether `add_strict` counts cases here: no slot schema, no convention's figures."""
+        return self.slots is None and self._units is None
+
+    def add_strict(self, case: StrictCase, metadata: Mapping[str, Any] | None = None) -> None:
+        """Count a case `stateval.compare.strict_case` decided, as `add` counts its comparison
+        (needs `counts_strict`). Its fields are counted later, once per distinct paths and
+        statuses (the counts and sums are those of counting each case)."""
+        self._count_slices(case, metadata or {})
+
     def case_shares(
         self,
-        case: CaseMetrics,
+        case: CaseMetrics | StrictCase,
         metadata: Mapping[str, Any] | None = None,
         comparison: StateComparison | None = None,
     ) -> dict[str, tuple[float, float]]:
@@ -288,6 +321,8 @@ class MetricsAccumulator:
             >>> acc.case_shares(case)["value_recall"], acc.result().recall
             ((0.5, 1.0), 0.5)
         """
+        if isinstance(case, StrictCase):  # its fields are binary: its counts give its figures
+            case = CaseMetrics((), *strict_figures(case.counts, self.options))
         precision, recall, f1 = case.value_shares(self.options.averaging)
         out = {"value_precision": precision, "value_recall": recall, "value_f1": f1}
         if self._units is not None and comparison is not None:
@@ -296,7 +331,7 @@ class MetricsAccumulator:
             out.update(self._units.case_shares(comparison, meta, in_play))
         return out
 
-    def _count_slices(self, case: CaseMetrics, metadata: Mapping[str, Any]) -> None:
+    def _count_slices(self, case: CaseMetrics | StrictCase, metadata: Mapping[str, Any]) -> None:
         self._count(case)
         for key, groups in self._slices.items():
             for value in slice_values(metadata or {}, key):
@@ -305,7 +340,12 @@ class MetricsAccumulator:
                     child = groups[value] = self._child()
                 child._count(case)
 
-    def _count(self, case: CaseMetrics) -> None:
+    def _count(self, case: CaseMetrics | StrictCase) -> None:
+        if isinstance(case, StrictCase):
+            self._count_strict(case)
+            return
+        if self._pending:  # the fields' float sums are added in the cases' order
+            self._flush()
         fields = self._fields
         kind = _KIND
         for outcomes in (
@@ -332,8 +372,52 @@ class MetricsAccumulator:
             sums[1] += r
             sums[2] += f1
 
+    def _count_strict(self, case: StrictCase) -> None:
+        paths = case.paths
+        key = (paths, case.statuses_code)
+        pending = self._pending
+        seen = pending.get(key)
+        if seen is None:
+            if len(pending) >= _PENDING:
+                self._flush()
+            fields = self._fields
+            for path in paths:  # each field's counts made in the order a case shows them
+                if path not in fields:
+                    fields[path] = _Counts()
+            pending[key] = 1
+        else:
+            pending[key] = seen + 1
+        counts = case.counts
+        tp, fp, fn = strict_figures(counts, self.options)
+        self._n += 1
+        self._joint += counts[0] == len(paths)
+        self._slot_right += counts[0]
+        self._slot_total += len(paths)
+        self._tp += tp
+        self._fp += fp
+        self._fn += fn
+        sums = self._case_sums
+        if sums is not None:
+            p, r, f1 = prf(tp, fp, fn)
+            sums[0] += p
+            sums[1] += r
+            sums[2] += f1
+
+    def _flush(self) -> None:
+        """Count the fields of the strict cases held (`add_strict`)."""
+        fields, kinds = self._fields, _STATUS_KIND
+        for (paths, codes), n in self._pending.items():
+            for path, code in zip(paths, codes, strict=True):
+                counts = fields[path]
+                counts.by_kind[kinds[code]] += n
+                if not code:  # a match: credit and score 1, the others' 0
+                    counts.credit = _plus(counts.credit, n)
+                    counts.score_sum = _plus(counts.score_sum, n)
+        self._pending.clear()
+
     def result(self) -> RunMetrics:
         """The metrics of every case added so far."""
+        self._flush()
         n = self._n
         if self._case_sums is not None:
             p, r, f1 = (float(x) / n for x in self._case_sums) if n else (0.0, 0.0, 0.0)

@@ -409,6 +409,7 @@ def score_comparison(
     metrics: CaseMetrics | None = None,
     critical: Sequence[str] = (),
     edits: Sequence[FieldEdit] | None = None,
+    delta: DeltaComparison | None = None,
 ) -> CaseScores:
     """Every score of one case from its comparison (compared once, judged if need be).
 
@@ -432,13 +433,14 @@ def score_comparison(
         critical: Paths or globs (``line_items[].quantity``) that must never be wrong: adds
             the ``critical_fields`` score.
         edits: The case's field edits (`field_edits`): give the ``op:<op>`` scores.
+        delta: The delta view of ``comparison`` when the caller already split it
+            (`StrictCase.delta`), so ``pre`` is not compared with ``expected`` again.
 
     Raises:
         ValueError: ``pre`` is given without ``expected``.
     """
     resolved = FieldPolicies.of(policies)
-    delta = None
-    if pre is not None:
+    if pre is not None and (delta is None or failure is not None):
         if expected is None:
             raise ValueError("the delta view needs the expected state with the pre-state")
         # a failed call's delta scores are errors whatever the split: its pre-state is not read

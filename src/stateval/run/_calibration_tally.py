@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from stateval.calibration import CalibrationReport, calibrate_grouped
-from stateval.compare import StateComparison
+from stateval.compare import StateComparison, StrictCase
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,7 +29,23 @@ class CalibrationTally:
         self._missing: dict[str, int] = {}
 
     def add(self, comparison: StateComparison, index: int) -> None:
+        """Count the values of a case's comparison; ``index``: its place in the plan."""
         paths, confidences, right = comparison.value_columns()
+        self._add(paths, confidences, right, index, comparison)
+
+    def add_strict(self, case: StrictCase, index: int) -> None:
+        """`add` of a case `stateval.compare.strict_case` decided (read off its columns)."""
+        paths, right = case.value_columns()
+        self._add(paths, [case.confidence] * len(paths), right, index, case.comparison)
+
+    def _add(
+        self,
+        paths: Sequence[str],
+        confidences: Sequence[float],
+        right: Sequence[bool] | bytes,
+        index: int,
+        comparison: StateComparison,
+    ) -> None:
         if paths:
             codes = self._codes
             try:
@@ -86,7 +102,7 @@ class _Values:
     def extend(
         self,
         confidences: Sequence[float],
-        right: Sequence[bool],
+        right: Sequence[bool] | bytes,
         codes: Sequence[int],
         index: int,
     ) -> None:

@@ -28,7 +28,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from itertools import compress
 from typing import Any
 
@@ -36,11 +38,16 @@ import orjson
 from pydantic import BaseModel
 
 from stateval.compare import (
+    CELLS,
+    EDIT_CODE_OPS,
+    FIELD_PREFIX,
     SCORED_OPS,
+    EditError,
     EditOp,
     FieldStatus,
     MetricsAccumulator,
     StateComparison,
+    StrictCase,
 )
 from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
@@ -113,6 +120,9 @@ def compact_scores(
     ``figures`` (``scoring.accumulator()``, nothing counted) gives the case's shares of the
     run-summary figures.
     """
+    strict = score.strict_under(scoring)
+    if strict is not None:
+        return _strict_scores(case, score, scoring, figures, strict)
     core = score.case_scores()
     if core is None:
         return None
@@ -142,25 +152,82 @@ def compact_scores(
     if core.edits is not None:
         by_op: dict[EditOp, list[Any]] = {}  # op -> [right, n, {error: count}]
         for edit in core.edits:
-            counts = by_op.get(edit.expected)
-            if counts is None:
-                counts = by_op[edit.expected] = [0, 0, {}]
-            counts[1] += 1
-            error = edit.error
-            if error is None:
-                counts[0] += 1
-            else:
-                counts[2][error] = counts[2].get(error, 0) + 1
-        out["ops"] = {
-            op.value: [right, n, {e.value: k for e, k in errors.items()}]
-            for op, (right, n, errors) in by_op.items()
-            if op in SCORED_OPS
-        }
+            _count_edit(by_op, edit.expected, edit.error, 1)
+        out["ops"] = _ops(by_op)
     shares = figures.case_shares(
         score.metrics_under(scoring, case), case.metadata, score.comparison
     )
     out["shares"] = {name: list(pair) for name, pair in shares.items()}
     return out
+
+
+def _strict_scores(
+    case: Case,
+    score: CaseScore,
+    scoring: Scoring,
+    figures: MetricsAccumulator,
+    strict: StrictCase,
+) -> dict[str, Any]:
+    """`compact_scores` of a case decided as columns (`stateval.compare.strict_case`), read
+    off them: the same record as the scoring core's (a property test holds them equal)."""
+    matching, mismatched, missing, extra = strict.counts
+    scores: dict[str, float] = {
+        "state_accuracy": score.accuracy,
+        "overall_match": float(not (mismatched or missing or extra)),
+    }
+    n = strict.n_expected
+    kept = bytes(compress(strict.statuses_code[:n], strict.kept_code))
+    scores.update(_delta_figures(len(strict.paths), extra, matching, len(kept), 0, kept.count(0)))
+    out: dict[str, Any] = {"s": scores}
+    metrics = None if scoring.slots is None else score.metrics_under(scoring, case)
+    if metrics is not None:
+        scores["slot_accuracy"] = metrics.slot_accuracy or 0.0
+        out["slots"] = [metrics.right, metrics.total]
+    if strict.paths:
+        names = _field_names(strict.paths)
+        scores.update(zip(names, map(_SCORE_OF.__getitem__, strict.statuses_code), strict=True))
+        if extra:
+            out["x"] = list(names[n:])
+    by_op: dict[EditOp, list[Any]] = {}
+    for code, k in Counter(strict.edit_code).items():  # codes in the order first seen
+        expected, actual, wrong = EDIT_CODE_OPS[code]
+        _count_edit(by_op, expected, CELLS[(expected, actual)] if wrong else None, k)
+    out["ops"] = _ops(by_op)
+    shares = figures.case_shares(metrics or strict, case.metadata, score.comparison)
+    out["shares"] = {name: list(pair) for name, pair in shares.items()}
+    return out
+
+
+_SCORE_OF = (1.0, 0.0, 0.0, 0.0)  # a status code -> its field's score (matching or not)
+
+
+@lru_cache(maxsize=256)
+def _field_names(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The field evaluations' names of ``paths`` (shared by the cases of the same paths)."""
+    return tuple(FIELD_PREFIX + path for path in paths)
+
+
+def _count_edit(
+    by_op: dict[EditOp, list[Any]], expected: EditOp, error: EditError | None, n: int
+) -> None:
+    """Count ``n`` field edits of ``expected`` operation and ``error`` into ``by_op``."""
+    counts = by_op.get(expected)
+    if counts is None:
+        counts = by_op[expected] = [0, 0, {}]
+    counts[1] += n
+    if error is None:
+        counts[0] += n
+    else:
+        counts[2][error] = counts[2].get(error, 0) + n
+
+
+def _ops(by_op: dict[EditOp, list[Any]]) -> dict[str, Any]:
+    """``ops`` of the compact scores: expected operation -> ``[right, n, {error: count}]``."""
+    return {
+        op.value: [right, n, {e.value: k for e, k in errors.items()}]
+        for op, (right, n, errors) in by_op.items()
+        if op in SCORED_OPS
+    }
 
 
 def _delta_scores(comparison: StateComparison, preserved: frozenset[str]) -> dict[str, float]:
@@ -171,16 +238,24 @@ def _delta_scores(comparison: StateComparison, preserved: frozenset[str]) -> dic
     kept = list(compress(statuses, map(preserved.__contains__, paths)))
     matching, _, _, extra = comparison.counts.values()
     kept_matching, kept_extra = kept.count(FieldStatus.MATCHING), kept.count(FieldStatus.EXTRA)
+    return _delta_figures(len(paths), extra, matching, len(kept), kept_extra, kept_matching)
+
+
+def _delta_figures(
+    n_paths: int, extra: int, matching: int, n_kept: int, kept_extra: int, kept_matching: int
+) -> dict[str, float]:
+    """The two delta scores from the comparison's counts (paths, extra, matching) and its
+    preserved view's (paths, extra, matching)."""
     out = {}
-    for name, n_paths, expected, right in (  # [paths, expected, matching] of each view
+    for name, n_view, expected, right in (  # [paths, expected, matching] of each view
         (
             "changed_fields_accuracy",
-            len(paths) - len(kept),
-            len(paths) - extra - (len(kept) - kept_extra),
+            n_paths - n_kept,
+            n_paths - extra - (n_kept - kept_extra),
             matching - kept_matching,
         ),
-        ("preserved_fields_accuracy", len(kept), len(kept) - kept_extra, kept_matching),
+        ("preserved_fields_accuracy", n_kept, n_kept - kept_extra, kept_matching),
     ):
-        if n_paths:
+        if n_view:
             out[name] = right / expected if expected else 0.0
     return out

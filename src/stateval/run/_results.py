@@ -14,6 +14,7 @@ from stateval.compare import (
     FieldEdit,
     FieldPolicies,
     StateComparison,
+    StrictCase,
     field_edits,
 )
 from stateval.errors import JournalError, StatevalError
@@ -260,6 +261,10 @@ class CaseScore:
             ``source_span_id``), shown in the JSON report.
         scores: Makes the scoring core's scores of this score (passed in, so that nothing
             refers back to it) that its evaluations are made from (see `case_scores`).
+        strict: The case decided as columns (`stateval.compare.strict_case`) under
+            ``policies``, when it could be: what the run's tallies and compact scores read
+            (`strict_under`).
+        policies: The policies the score was made under (with ``strict``).
     """
 
     __slots__ = (
@@ -272,6 +277,7 @@ class CaseScore:
         "_metrics",
         "_recover",
         "_scores",
+        "_strict",
         "case_id",
         "comparison",
         "result",
@@ -289,8 +295,11 @@ class CaseScore:
         recover: Callable[[CaseResult], CaseScore] | None = None,
         source_span_id: str | None = None,
         scores: Callable[[CaseScore], CaseScores] | None = None,
+        strict: StrictCase | None = None,
+        policies: FieldPolicies | None = None,
     ) -> None:
         self.case_id = case_id
+        self._strict = None if strict is None else (policies, strict)
         self._scores = scores
         self._core: CaseScores | None = None
         self.source_span_id = source_span_id
@@ -321,6 +330,12 @@ class CaseScore:
             known = self._metrics = (scoring, made)
         return known[1]
 
+    def strict_under(self, scoring: _MetricScoring) -> StrictCase | None:
+        """The case decided as columns under ``scoring``'s policies, or None (not made under
+        them, or not three flat states of strings under one strict policy)."""
+        known = self._strict
+        return None if known is None or known[0] is not scoring.policies else known[1]
+
     def edits_under(self, scoring: _MetricScoring, case: Case) -> tuple[FieldEdit, ...] | None:
         """Each field's expected and actual edit operation (`stateval.compare.field_edits`)
         from the pre-state the mutator was given, under ``scoring``'s policies; None when the
@@ -329,7 +344,10 @@ class CaseScore:
         if known is None or known[0] is not scoring:
             post = self.result.post_state
             made = None
-            if self.result.ok and post is not None:
+            strict = self.strict_under(scoring)
+            if strict is not None:  # its edits are read off its columns
+                made = strict.edits()
+            elif self.result.ok and post is not None:
                 given = self.result.pre_state
                 pre = case.pre_state if given is None else given  # an empty state is given too
                 made = field_edits(
@@ -382,6 +400,7 @@ class CaseScore:
         self._checks, self._accuracy, self._metrics = again._checks, again._accuracy, None
         self._evaluations, self._make = again._evaluations, again._make
         self._scores, self._core = again._scores, again._core
+        self._strict = again._strict
         return again
 
     def __repr__(self) -> str:

@@ -25,6 +25,7 @@ from stateval.compare import (
     compare_states,
     score_comparison,
     slots_in_play,
+    strict_case,
     view_accuracy,
 )
 from stateval.errors import StatevalError
@@ -155,11 +156,18 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     """
     expected = case.expected_post_state
     actual = result.post_state if result.post_state is not None else InterpretiveState()
-    comparison = compare_states(expected, actual, scoring.policies)
+    pre = case.pre_state if result.pre_state is None else result.pre_state
+    ok = result.ok
+    # three flat states of strings under one strict policy: every field decided at once, as
+    # columns the tallies and compact scores read (else compared, and judged, field by field)
+    strict = strict_case(pre, expected, actual, scoring.policies) if ok else None
+    if strict is not None:
+        comparison = strict.comparison
+    else:
+        comparison = compare_states(expected, actual, scoring.policies)
     judged: dict[str, Judgement | None] = {}
     if scoring.policies.has_judge:  # without a judge's policy no field asks for a verdict
         comparison, judged = apply_judgements(comparison, result.judgements)
-    ok = result.ok
     checks = _checks(expected, actual, comparison, scoring, ok)
 
     def scores(score: CaseScore) -> CaseScores:
@@ -169,7 +177,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         return score_comparison(
             comparison,
             policies=scoring.policies,
-            pre=case.pre_state if result.pre_state is None else result.pre_state,
+            pre=pre,
             expected=expected,
             slots=scoring.scored_slots,
             in_play=scoring.slots_in_play(case.metadata),
@@ -180,6 +188,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
             metrics=None if scoring.slots is None else score.metrics_under(scoring, case),
             critical=scoring.thresholds.critical_fields,
             edits=score.edits_under(scoring, case),
+            delta=None if strict is None else strict.delta(),
         )
 
     def evaluate(core: CaseScores | None) -> list[Evaluation]:
@@ -207,6 +216,8 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         recover if ok else None,
         case.source_span_id,
         scores,
+        strict,
+        scoring.policies,
     )
 
 

@@ -135,9 +135,14 @@ class RunTally:
         Returns the episode the case completes, if it does."""
         self.n += 1
         comparison = score.comparison
-        self.metrics.add_case(
-            score.metrics_under(self.scoring, case), case.metadata, score.comparison
-        )
+        # a case decided as columns is counted off them (metrics, calibration, edits)
+        strict = score.strict_under(self.scoring)
+        if strict is not None and self.metrics.counts_strict:
+            self.metrics.add_strict(strict, case.metadata)
+        else:
+            self.metrics.add_case(
+                score.metrics_under(self.scoring, case), case.metadata, comparison
+            )
         self.matching += comparison.n_matching
         self.expected += comparison.n_expected
         overall = score.overall_match
@@ -151,7 +156,10 @@ class RunTally:
         if not overall or score.failed_checks:
             self.n_failing += 1
             self._keep_failing(index, score)
-        if score.ok:
+        if strict is not None:  # only made for a state returned
+            self._calibration.add_strict(strict, index)
+            self.edits.add_codes(strict.edit_paths, strict.edit_code)
+        elif score.ok:
             self._calibration.add(comparison, index)
             edits = score.edits_under(self.scoring, case)
             if edits is not None:

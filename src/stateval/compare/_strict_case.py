@@ -1,0 +1,302 @@
+"""One case's fields under one strict policy, decided in one pass as byte columns.
+
+When the pre-state, the expected state and the actual state are flat states of strings (see
+`stateval.state.FlatValues`) and one strict policy compares every path (the seed rule, or it
+with confidence ignored), everything a run reads of a field follows from three string
+equalities (expected = actual, expected = pre, actual = pre) and two case-wide confidence
+tests: its status (`compare_states`), whether the case expects it kept (`split_delta`), its
+expected and actual edit operations and error (`field_edits`), and whether its value is right
+(`StateComparison.value_columns`). `strict_case` decides them together, each expected path once,
+by C-level maps into one byte per field, so a run's comparison, delta split, edits, tallies and
+compact scores are read off the same columns instead of being decided again or made as objects
+per field. Anything else (values other than strings, candidates, several policies, a judge)
+takes the general path; a property test holds the two equal.
+
+Codes: a status is its place in `STATUSES`; an edit is ``(expected * 5 + actual) * 2 + wrong``,
+the operations by their place in `stateval.compare.EDIT_OPS` (the edit matrix's cell, then
+whether the field is wrong).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from itertools import compress
+
+from stateval.compare._comparison import (
+    FieldComparison,
+    FieldStatus,
+    StateComparison,
+    compare_field,
+)
+from stateval.compare._delta import DeltaComparison, delta_of
+from stateval.compare._edits import CELLS, EditOp, FieldEdit
+from stateval.compare._edits import _edit as shared_edit
+from stateval.compare._field_policies import STRICT, STRICT_VALUE, FieldPolicies
+from stateval.state import InterpretiveState
+
+__all__ = ["EDIT_CODE_OPS", "STATUSES", "StrictCase", "strict_case"]
+
+STATUSES: tuple[FieldStatus, ...] = (
+    FieldStatus.MATCHING,
+    FieldStatus.MISMATCHED,
+    FieldStatus.MISSING,
+    FieldStatus.EXTRA,
+)
+"""The statuses by their code in `StrictCase.statuses_code`."""
+
+_OPS = tuple(EditOp)  # the edit matrix's order (EDIT_OPS)
+_K, _A, _U, _D, _N = (_OPS.index(op) for op in EditOp)
+_MATCHING, _MISMATCHED, _MISSING, _EXTRA = range(4)
+
+EDIT_CODE_OPS: tuple[tuple[EditOp, EditOp, bool], ...] = tuple(
+    (_OPS[code // 10], _OPS[code // 2 % 5], bool(code % 2)) for code in range(50)
+)
+"""An edit code -> ``(expected operation, actual operation, wrong)``."""
+
+
+def _field_code(
+    a_absent: bool, p_absent: bool, ea: bool, ep: bool, ap: bool, same_ea: bool, same_ep: bool
+) -> int:
+    """The code of one expected path: ``edit * 4 + kept * 2 + right`` (`right`: its value is
+    right, for calibration), from which of the pre-state and the actual state hold it, the
+    three equalities and whether the confidences agree (expected-actual, expected-pre)."""
+    expected = _A if p_absent else _K if ep else _U
+    actual = (_N if p_absent else _D) if a_absent else _A if p_absent else _K if ap else _U
+    right = not a_absent and ea
+    wrong = not (right and same_ea)
+    kept = not p_absent and ep and same_ep
+    return ((expected * 5 + actual) * 2 + wrong) * 4 + kept * 2 + right
+
+
+_TABLES = {
+    (same_ea, same_ep): {
+        (a, p, ea, ep, ap): _field_code(a, p, ea, ep, ap, same_ea, same_ep)
+        for a in (False, True)
+        for p in (False, True)
+        for ea in (False, True)
+        for ep in (False, True)
+        for ap in (False, True)
+    }
+    for same_ea in (False, True)
+    for same_ep in (False, True)
+}
+"""(confidences agree expected-actual, expected-pre) -> the five tests -> a field's code."""
+
+
+def _table(part: Callable[[int, int, int], int]) -> bytes:
+    return bytes(
+        part(code >> 2, code >> 1 & 1, code & 1) if code < 200 else 0 for code in range(256)
+    )
+
+
+def _status(edit: int) -> int:
+    if not edit % 2:
+        return _MATCHING
+    return _MISSING if edit // 2 % 5 in (_D, _N) else _MISMATCHED
+
+
+_STATUS_OF = _table(lambda edit, kept, right: _status(edit))
+_EDIT_OF = _table(lambda edit, kept, right: edit)
+_KEPT_OF = _table(lambda edit, kept, right: kept)
+_RIGHT_OF = _table(lambda edit, kept, right: right)
+_ADDED = _table(lambda edit, kept, right: edit // 10 == _A)  # the pre-state lacks it
+_HELD = bytes(code != _MISSING for code in range(256))  # a status -> the actual state holds it
+_DELETED = ((_D * 5 + _D) * 2).to_bytes()  # a pre-state path dropped as expected
+_HALLUCINATED = ((_N * 5 + _A) * 2 + 1).to_bytes()
+_MISSED_DELETE = {
+    False: ((_D * 5 + _U) * 2 + 1).to_bytes(),
+    True: ((_D * 5 + _K) * 2 + 1).to_bytes(),
+}
+
+
+class StrictCase:
+    """One case decided by `strict_case`: its comparison's paths and counts, its delta split,
+    its edits and its values' correctness, as columns.
+
+    Attributes:
+        paths: The compared paths: expected paths in expected order, then extra paths in
+            actual order (`StateComparison.paths`).
+        statuses_code: Each compared path's status, as its place in `STATUSES`.
+        n_expected: How many of `paths` are expected ones (the extra paths follow).
+        counts: ``(matching, mismatched, missing, extra)``.
+        kept_code: Per expected path, 1 when the case expects it kept from the pre-state
+            (`preserved_paths`).
+        edit_paths: The paths of the field edits: expected paths, then the pre-state's others,
+            then the actual state's others (`field_edits`' order).
+        edit_code: Each field edit's code (see the module docstring).
+        right_code: Per expected path, 1 when the actual state holds its expected value.
+        confidence: The confidence of every actual value.
+        comparison: The case's comparison, decided from these columns when read (its counts
+            are these).
+    """
+
+    __slots__ = (
+        "_dropped",
+        "comparison",
+        "confidence",
+        "counts",
+        "edit_code",
+        "edit_paths",
+        "kept_code",
+        "n_expected",
+        "paths",
+        "right_code",
+        "statuses_code",
+    )
+
+    def __init__(
+        self,
+        expected: InterpretiveState,
+        actual: InterpretiveState,
+        resolved: FieldPolicies,
+        values: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, str]],
+        same: tuple[bool, bool],
+        confidence: float,
+    ) -> None:
+        p, e, a = values
+        table = _TABLES[same]
+        # the three commonest fields, by their value in the actual state, without a lookup
+        kept, added, updated = (
+            table[(False, p_absent, True, ep, ep)]
+            for p_absent, ep in ((False, True), (True, False), (False, False))
+        )
+        made = bytearray()
+        get_a, get_p, put = a.get, p.get, made.append
+        for path, ev in e.items():  # each expected path once: two or three string tests
+            av, pv = get_a(path), get_p(path)  # None: absent (every value is a string)
+            if ev == av:
+                put(kept if ev == pv else added if pv is None else updated)
+            else:
+                put(table[(av is None, pv is None, False, ev == pv, av == pv)])
+        codes = bytes(made)
+        keys = tuple(e)
+        status = codes.translate(_STATUS_OF)
+        missing = status.count(_MISSING)
+        # the actual (pre-) state holds other paths when it holds more than the expected ones
+        extra = () if len(a) == len(e) - missing else tuple(x for x in a if x not in e)
+        added = codes.translate(_ADDED).count(1)  # expected paths the pre-state lacks
+        self._dropped = () if len(p) == len(e) - added else tuple(x for x in p if x not in e)
+        self.paths = keys + extra
+        self.n_expected = len(keys)
+        self.statuses_code = status + bytes([_EXTRA]) * len(extra) if extra else status
+        self.counts = (status.count(_MATCHING), status.count(_MISMATCHED), missing, len(extra))
+        self.kept_code = codes.translate(_KEPT_OF)
+        self.right_code = codes.translate(_RIGHT_OF)
+        edits = codes.translate(_EDIT_OF)
+        self.edit_paths = keys
+        if self._dropped or extra:
+            hallucinated = tuple(x for x in extra if x not in p)
+            self.edit_paths = keys + self._dropped + hallucinated
+            edits = b"".join(
+                (
+                    edits,
+                    *(
+                        _DELETED if x not in a else _MISSED_DELETE[a[x] == p[x]]
+                        for x in self._dropped
+                    ),
+                    _HALLUCINATED * len(hallucinated),
+                )
+            )
+        self.edit_code = edits
+        self.confidence = confidence
+        self.comparison = _comparison(self, expected, actual, resolved)
+
+    @property
+    def statuses(self) -> tuple[FieldStatus, ...]:
+        """Each compared path's status."""
+        return tuple(map(STATUSES.__getitem__, self.statuses_code))
+
+    @property
+    def preserved_paths(self) -> tuple[str, ...]:
+        """The expected paths the case expects kept from the pre-state."""
+        return tuple(compress(self.paths, self.kept_code))
+
+    @property
+    def changed_paths(self) -> tuple[str, ...]:
+        """The other expected paths, then the pre-state's paths the expected state drops."""
+        return tuple(compress(self.paths, self.kept_code.translate(_NOT))) + self._dropped
+
+    def delta(self) -> DeltaComparison:
+        """The delta view of `comparison` (what `split_delta` gives)."""
+        return delta_of(self.comparison, self.preserved_paths, self.changed_paths)
+
+    def edits(self) -> tuple[FieldEdit, ...]:
+        """The field edits (what `field_edits` gives)."""
+        return tuple(map(_field_edit, self.edit_paths, self.edit_code))
+
+    def value_columns(self) -> tuple[tuple[str, ...], bytes]:
+        """The paths the actual state holds, in compared order, and whether each one's value
+        is right (what `StateComparison.value_columns` gives; each confidence is
+        `confidence`)."""
+        n_extra = len(self.paths) - self.n_expected
+        right = self.right_code + bytes(n_extra)
+        if not self.counts[2]:
+            return self.paths, right
+        held = self.statuses_code.translate(_HELD)
+        return tuple(compress(self.paths, held)), bytes(compress(right, held))
+
+
+_NOT = bytes(code == 0 for code in range(256))
+
+
+def _field_edit(path: str, code: int) -> FieldEdit:
+    expected, actual, wrong = EDIT_CODE_OPS[code]
+    return shared_edit(path, expected, actual, CELLS[(expected, actual)] if wrong else None)
+
+
+def _comparison(
+    case: StrictCase,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    resolved: FieldPolicies,
+) -> StateComparison:
+    # the closures hold the case's columns, not the case (which holds the comparison): no
+    # reference cycle, so a case is freed when dropped, not by the garbage collector
+    paths, codes, counts = case.paths, case.statuses_code, case.counts
+
+    def make(i: int) -> FieldComparison:
+        path = paths[i]
+        return compare_field(
+            path, expected.best(path), actual.best(path), resolved.plan(path)[0], policies=resolved
+        )
+
+    def decide() -> tuple[
+        tuple[str, ...],
+        tuple[FieldStatus, ...],
+        Callable[[int], FieldComparison],
+        dict[int, FieldComparison],
+    ]:
+        return paths, tuple(map(STATUSES.__getitem__, codes)), make, {}
+
+    return StateComparison.deferred(decide, lambda: counts, actual, expected)
+
+
+def strict_case(
+    pre: InterpretiveState,
+    expected: InterpretiveState,
+    actual: InterpretiveState,
+    policies: FieldPolicies,
+) -> StrictCase | None:
+    """The case decided as columns (see the module docstring), or None when it is not three
+    flat (or empty) states of strings under one strict policy."""
+    mode = policies.uniform_mode
+    if mode is not STRICT and mode is not STRICT_VALUE:
+        return None
+    p, e, a = _strings(pre), _strings(expected), _strings(actual)
+    if p is None or e is None or a is None:
+        return None
+    value_only = mode is STRICT_VALUE
+    # an empty state's confidence decides nothing: no path of it is compared or kept
+    same = (value_only or e[1] == a[1], value_only or e[1] == p[1])
+    return StrictCase(expected, actual, policies, (p[0], e[0], a[0]), same, a[1])
+
+
+_EMPTY: Mapping[str, str] = {}
+
+
+def _strings(state: InterpretiveState) -> tuple[Mapping[str, str], float] | None:
+    """A flat state of strings' values and confidence (an empty state's: none), else None."""
+    flat = state.flat_values
+    if flat is not None:
+        return (flat.values, flat.confidence) if flat.all_strings or not flat.values else None
+    return None if state.paths() else (_EMPTY, 1.0)
