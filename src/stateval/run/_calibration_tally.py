@@ -125,7 +125,7 @@ class _Values:
         self.index.frombytes(where[index].astype(np.int64).tobytes())
         self.n.extend(other.n)
         code = np.asarray(codes, dtype=np.int64)[np.asarray(other.code, dtype=np.int64)]
-        self.code.extend(code.tolist())
+        self.code.frombytes(code.astype(f"i{self.code.itemsize}").tobytes())  # not a list
 
     def in_plan_order(self) -> tuple[Any, Any, Any]:
         """The confidences, correctness flags and path codes (numpy arrays; None for each
