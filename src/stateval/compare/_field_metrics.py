@@ -64,6 +64,7 @@ __all__ = [
     "list_f1",
     "prf",
     "strict_figures",
+    "value_shares",
 ]
 
 
@@ -397,11 +398,7 @@ class CaseMetrics:
         >>> CaseMetrics((), tp=0.0, fp=0.0, fn=0.0).value_shares("case")
         ((1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
         """
-        tp, fp, fn = self.tp, self.fp, self.fn
-        if averaging == "case":
-            p, r, f1 = prf(tp, fp, fn)
-            return (p, 1.0), (r, 1.0), (f1, 1.0)
-        return (tp, tp + fp), (tp, tp + fn), (2 * tp, 2 * tp + fp + fn)
+        return value_shares(self.tp, self.fp, self.fn, averaging)
 
     @property
     def joint_goal(self) -> bool:
@@ -431,6 +428,16 @@ _FLAGS = {
     Outcome.EXTRA: (0, 1, 0),
     Outcome.ABSENT: (1, 0, 0),
 }
+
+
+def value_shares(
+    tp: float, fp: float, fn: float, averaging: Averaging = "micro"
+) -> tuple[Ratio, Ratio, Ratio]:
+    """`CaseMetrics.value_shares` of a case's counts."""
+    if averaging == "case":
+        p, r, f1 = prf(tp, fp, fn)
+        return (p, 1.0), (r, 1.0), (f1, 1.0)
+    return (tp, tp + fp), (tp, tp + fn), (2 * tp, 2 * tp + fp + fn)
 
 
 def strict_figures(counts: tuple[int, ...], options: MetricOptions) -> tuple[float, float, float]:

@@ -33,6 +33,7 @@ from stateval.compare._field_metrics import (
     case_metrics,
     prf,
     strict_figures,
+    value_shares,
 )
 from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_values
 from stateval.compare._strict_case import StrictCase
@@ -321,9 +322,13 @@ class MetricsAccumulator:
             >>> acc.case_shares(case)["value_recall"], acc.result().recall
             ((0.5, 1.0), 0.5)
         """
+        averaging = self.options.averaging
         if isinstance(case, StrictCase):  # its fields are binary: its counts give its figures
-            case = CaseMetrics((), *strict_figures(case.counts, self.options))
-        precision, recall, f1 = case.value_shares(self.options.averaging)
+            precision, recall, f1 = value_shares(
+                *strict_figures(case.counts, self.options), averaging
+            )
+        else:
+            precision, recall, f1 = case.value_shares(averaging)
         out = {"value_precision": precision, "value_recall": recall, "value_f1": f1}
         if self._units is not None and comparison is not None:
             meta = metadata or {}

@@ -81,6 +81,15 @@ _TABLES = {
     for same_ep in (False, True)
 }
 """(confidences agree expected-actual, expected-pre) -> the five tests -> a field's code."""
+_RIGHT = {
+    same: tuple(
+        table[(False, p_absent, True, ep, ep)]
+        for p_absent, ep in ((False, True), (True, False), (False, False))
+    )
+    for same, table in _TABLES.items()
+}
+"""The codes of an expected path whose value the actual state holds, by whether the pre-state
+holds it too (kept, added, updated): the commonest fields, coded without a lookup."""
 
 
 def _table(part: Callable[[int, int, int], int]) -> bytes:
@@ -98,6 +107,7 @@ def _status(edit: int) -> int:
 _STATUS_OF = _table(lambda edit, kept, right: _status(edit))
 _EDIT_OF = _table(lambda edit, kept, right: edit)
 _KEPT_OF = _table(lambda edit, kept, right: kept)
+_KEPT_MATCHING = _table(lambda edit, kept, right: kept and not edit % 2)
 _RIGHT_OF = _table(lambda edit, kept, right: right)
 _ADDED = _table(lambda edit, kept, right: edit // 10 == _A)  # the pre-state lacks it
 _HELD = bytes(code != _MISSING for code in range(256))  # a status -> the actual state holds it
@@ -119,28 +129,24 @@ class StrictCase:
         statuses_code: Each compared path's status, as its place in `STATUSES`.
         n_expected: How many of `paths` are expected ones (the extra paths follow).
         counts: ``(matching, mismatched, missing, extra)``.
-        kept_code: Per expected path, 1 when the case expects it kept from the pre-state
-            (`preserved_paths`).
         edit_paths: The paths of the field edits: expected paths, then the pre-state's others,
             then the actual state's others (`field_edits`' order).
         edit_code: Each field edit's code (see the module docstring).
-        right_code: Per expected path, 1 when the actual state holds its expected value.
         confidence: The confidence of every actual value.
         comparison: The case's comparison, decided from these columns when read (its counts
             are these).
     """
 
     __slots__ = (
+        "_codes",
         "_dropped",
         "comparison",
         "confidence",
         "counts",
         "edit_code",
         "edit_paths",
-        "kept_code",
         "n_expected",
         "paths",
-        "right_code",
         "statuses_code",
     )
 
@@ -155,11 +161,7 @@ class StrictCase:
     ) -> None:
         p, e, a = values
         table = _TABLES[same]
-        # the three commonest fields, by their value in the actual state, without a lookup
-        kept, added, updated = (
-            table[(False, p_absent, True, ep, ep)]
-            for p_absent, ep in ((False, True), (True, False), (False, False))
-        )
+        kept, added, updated = _RIGHT[same]
         made = bytearray()
         get_a, get_p, put = a.get, p.get, made.append
         for path, ev in e.items():  # each expected path once: two or three string tests
@@ -168,7 +170,7 @@ class StrictCase:
                 put(kept if ev == pv else added if pv is None else updated)
             else:
                 put(table[(av is None, pv is None, False, ev == pv, av == pv)])
-        codes = bytes(made)
+        self._codes = codes = bytes(made)
         keys = tuple(e)
         status = codes.translate(_STATUS_OF)
         missing = status.count(_MISSING)
@@ -180,8 +182,6 @@ class StrictCase:
         self.n_expected = len(keys)
         self.statuses_code = status + bytes([_EXTRA]) * len(extra) if extra else status
         self.counts = (status.count(_MATCHING), status.count(_MISMATCHED), missing, len(extra))
-        self.kept_code = codes.translate(_KEPT_OF)
-        self.right_code = codes.translate(_RIGHT_OF)
         edits = codes.translate(_EDIT_OF)
         self.edit_paths = keys
         if self._dropped or extra:
@@ -205,6 +205,23 @@ class StrictCase:
     def statuses(self) -> tuple[FieldStatus, ...]:
         """Each compared path's status."""
         return tuple(map(STATUSES.__getitem__, self.statuses_code))
+
+    @property
+    def kept_code(self) -> bytes:
+        """Per expected path, 1 when the case expects it kept from the pre-state."""
+        return self._codes.translate(_KEPT_OF)
+
+    @property
+    def right_code(self) -> bytes:
+        """Per expected path, 1 when the actual state holds its expected value."""
+        return self._codes.translate(_RIGHT_OF)
+
+    def kept_counts(self) -> tuple[int, int]:
+        """How many expected paths the case expects kept, and how many of them match (the
+        preserved view's fields and its matching ones)."""
+        return self._codes.translate(_KEPT_OF).count(1), self._codes.translate(
+            _KEPT_MATCHING
+        ).count(1)
 
     @property
     def preserved_paths(self) -> tuple[str, ...]:

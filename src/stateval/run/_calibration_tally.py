@@ -31,12 +31,13 @@ class CalibrationTally:
     def add(self, comparison: StateComparison, index: int) -> None:
         """Count the values of a case's comparison; ``index``: its place in the plan."""
         paths, confidences, right = comparison.value_columns()
-        self._add(paths, confidences, right, index, comparison)
+        self._add(paths, confidences, right, index, comparison.counts["missing"], comparison)
 
     def add_strict(self, case: StrictCase, index: int) -> None:
         """`add` of a case `stateval.compare.strict_case` decided (read off its columns)."""
         paths, right = case.value_columns()
-        self._add(paths, [case.confidence] * len(paths), right, index, case.comparison)
+        confidences = [case.confidence] * len(paths)
+        self._add(paths, confidences, right, index, case.counts[2], case.comparison)
 
     def _add(
         self,
@@ -44,6 +45,7 @@ class CalibrationTally:
         confidences: Sequence[float],
         right: Sequence[bool] | bytes,
         index: int,
+        n_missing: int,
         comparison: StateComparison,
     ) -> None:
         if paths:
@@ -53,7 +55,7 @@ class CalibrationTally:
             except KeyError:  # a path seen for the first time
                 coded = [codes.setdefault(p, len(codes)) for p in paths]
             self._pooled.extend(confidences, right, coded, index)
-        if comparison.counts["missing"]:
+        if n_missing:
             missing = self._missing
             for path in comparison.missing:
                 missing[path] = missing.get(path, 0) + 1

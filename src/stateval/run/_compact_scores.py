@@ -175,9 +175,8 @@ def _strict_scores(
         "state_accuracy": score.accuracy,
         "overall_match": float(not (mismatched or missing or extra)),
     }
-    n = strict.n_expected
-    kept = bytes(compress(strict.statuses_code[:n], strict.kept_code))
-    scores.update(_delta_figures(len(strict.paths), extra, matching, len(kept), 0, kept.count(0)))
+    n_kept, kept_matching = strict.kept_counts()  # kept: expected paths, never extra
+    scores.update(_delta_figures(len(strict.paths), extra, matching, n_kept, 0, kept_matching))
     out: dict[str, Any] = {"s": scores}
     metrics = None if scoring.slots is None else score.metrics_under(scoring, case)
     if metrics is not None:
@@ -187,12 +186,10 @@ def _strict_scores(
         names = _field_names(strict.paths)
         scores.update(zip(names, map(_SCORE_OF.__getitem__, strict.statuses_code), strict=True))
         if extra:
-            out["x"] = list(names[n:])
-    by_op: dict[EditOp, list[Any]] = {}
-    for code, k in Counter(strict.edit_code).items():  # codes in the order first seen
-        expected, actual, wrong = EDIT_CODE_OPS[code]
-        _count_edit(by_op, expected, CELLS[(expected, actual)] if wrong else None, k)
-    out["ops"] = _ops(by_op)
+            out["x"] = list(names[strict.n_expected :])
+    out["ops"] = {
+        op: [right, k, dict(errors)] for op, right, k, errors in _strict_ops(strict.edit_code)
+    }
     shares = figures.case_shares(metrics or strict, case.metadata, score.comparison)
     out["shares"] = {name: list(pair) for name, pair in shares.items()}
     return out
@@ -205,6 +202,19 @@ _SCORE_OF = (1.0, 0.0, 0.0, 0.0)  # a status code -> its field's score (matching
 def _field_names(paths: tuple[str, ...]) -> tuple[str, ...]:
     """The field evaluations' names of ``paths`` (shared by the cases of the same paths)."""
     return tuple(FIELD_PREFIX + path for path in paths)
+
+
+@lru_cache(maxsize=1024)
+def _strict_ops(codes: bytes) -> tuple[tuple[str, int, int, tuple[tuple[str, int], ...]], ...]:
+    """``ops`` of field edits given as codes (`stateval.compare.StrictCase.edit_code`), as
+    `compact_scores` counts them (shared by the cases of the same codes)."""
+    by_op: dict[EditOp, list[Any]] = {}
+    for code, k in Counter(codes).items():  # codes in the order first seen
+        expected, actual, wrong = EDIT_CODE_OPS[code]
+        _count_edit(by_op, expected, CELLS[(expected, actual)] if wrong else None, k)
+    return tuple(
+        (op, right, k, tuple(errors.items())) for op, (right, k, errors) in _ops(by_op).items()
+    )
 
 
 def _count_edit(

@@ -202,9 +202,11 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     def recover(failed: CaseResult) -> CaseScore:
         return score_case(case, failed, scoring)
 
-    # whatever reads a score decides its comparison (the tally, the evaluations): decided
-    # first, its counts are read from its statuses instead of being counted apart
-    _ = comparison.statuses
+    if strict is None:
+        # whatever reads a score decides its comparison (the tally, the evaluations): decided
+        # first, its counts are read from its statuses instead of being counted apart (a
+        # case decided as columns has its counts)
+        _ = comparison.statuses
     accuracy = view_accuracy(comparison) if ok else 0.0
     return CaseScore(
         case.id,
