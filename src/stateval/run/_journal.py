@@ -19,10 +19,10 @@ Each line is one JSON record:
   here nor kept as a ``spans`` batch: those the process died holding);
 - ``{"kind": "end"}``: the run finished (every planned case has a result).
 
-Writes are grouped: records go to a writer thread that appends whatever is pending, up to
-`WINDOW` records, with one ``write`` and one ``fsync`` (a group commit), so a fast mutator does
-not wait on one ``fsync`` per case. `Journal.submit_result` returns a future that is done once
-its record is durable; `Journal.append_result`, `append_ack` and `flush` block until then. A
+Writes are grouped: records go to a writer thread that appends what is pending (lingering ~20 ms
+for more while nobody waits for one), up to `WINDOW` records, with one ``write`` and one
+``fsync`` (a group commit). `Journal.submit_result` returns a future that is done once its
+record is durable; `Journal.append_result`, `append_ack` and `flush` block until then. A
 process killed mid-run loses at most the records not yet written, and a resumed run re-runs
 exactly those cases: nothing that reached the file runs twice.
 

@@ -1,6 +1,14 @@
 """The journal file's records on disk: encoding and parsing a line, and the group writer that
 appends records from a thread of its own, up to `WINDOW` per ``fsync``, cutting back a failed
-write so the file never keeps half a record (see `stateval.run.Journal`)."""
+write so the file never keeps half a record (see `stateval.run.Journal`).
+
+Waking a sleeping thread is one of the dearest things a fast run does (a system call, and the
+interpreter lock passed back and forth), so the writer is not woken for every record while it
+is working: after a write it lingers `LINGER` seconds for more records, and is woken before that
+only when a batch holds `WAKE_AT` records or someone waits for a record to be durable (the
+future's ``result``, ``exception`` or ``add_done_callback``, as ``asyncio.wrap_future`` does, or
+`GroupWriter.flush`). A record submitted while the writer is idle wakes it at once, so a slow
+run's records are durable as soon as each exists."""
 
 from __future__ import annotations
 
@@ -9,7 +17,8 @@ import errno
 import json
 import os
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +29,8 @@ import orjson
 from stateval.errors import JournalError, JournalWriteError
 
 __all__ = [
+    "LINGER",
+    "WAKE_AT",
     "WINDOW",
     "FileRange",
     "GroupWriter",
@@ -31,6 +42,10 @@ __all__ = [
 
 WINDOW = 256
 """The most records one ``fsync`` covers."""
+LINGER = 0.02
+"""Seconds the writer waits for more records after a write before it writes what came."""
+WAKE_AT = 64
+"""Records in a batch that wake the writer before `LINGER` is over."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
 _DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
 _TWENTY_DIGITS = b"1" * 20  # twenty digits in a row, after `_DIGITS_AS_ONES`
@@ -46,14 +61,46 @@ class FileRange:
     length: int
 
 
+class _Durable(Future[None]):
+    """The future of a batch of records: asking for its outcome wakes the writer (see the
+    module docstring); it cannot be cancelled (its records are written all the same; a
+    cancelled one would fail the writer's ``set_result``, as a task awaiting it through
+    ``asyncio.wrap_future`` and cancelled on Ctrl-C would ask)."""
+
+    def __init__(self, writer: GroupWriter) -> None:
+        super().__init__()
+        self._writer = weakref.ref(writer)  # not a cycle: the writer holds its last future
+
+    def _wake(self) -> None:
+        writer = self._writer()
+        if writer is not None:
+            writer.wake()
+
+    def result(self, timeout: float | None = None) -> None:
+        self._wake()
+        return super().result(timeout)
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        self._wake()
+        return super().exception(timeout)
+
+    def add_done_callback(self, fn: Callable[[Future[None]], object]) -> None:
+        self._wake()
+        super().add_done_callback(fn)
+
+    def cancel(self) -> bool:
+        return False
+
+
 class GroupWriter:
     """Appends byte records to one file from a thread of its own, a batch per ``fsync``.
 
     The thread starts on the first record and exits after `_IDLE` seconds without work. A
     failed write fails its batch and every later record (the journal is then unusable).
-    Records queued while the thread is busy form batches of at most ``window`` records, and
-    the records of one batch share the future that says it is durable (one future made and
-    set per batch, not per record).
+    Records queued while the thread is busy or lingering form batches of at most ``window``
+    records, and the records of one batch share the future that says it is durable (one future
+    made and set per batch, not per record). When the thread is woken: see the module
+    docstring.
     """
 
     def __init__(self, path: Path, size: int, window: int) -> None:
@@ -61,10 +108,13 @@ class GroupWriter:
         self.size = size
         self.window = window
         self.fsyncs = 0
+        self._wake_at = min(WAKE_AT, window)
         self._cond = threading.Condition()
         self._pending: list[tuple[list[bytes | FileRange], Future[None]]] = []  # batches, in order
         self._last: Future[None] | None = None
         self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits for a record, not lingering
+        self._urgent = False  # the thread is to write without lingering
         self._error: JournalError | None = None
 
     def submit(self, data: bytes | FileRange) -> tuple[int, Future[None]]:
@@ -79,17 +129,30 @@ class GroupWriter:
             if pending and len(pending[-1][0]) < self.window:
                 batch, done = pending[-1]
                 batch.append(data)
+                if self._idle or (len(batch) >= self._wake_at and not self._urgent):
+                    self._urge()
                 return offset, done
-            done = Future()
+            done = _Durable(self)
             pending.append(([data], done))
             self._last = done
             if self._thread is None:
+                self._urgent = True  # the first record after a pause is written at once
                 self._thread = threading.Thread(
                     target=self._run, name=f"stateval-journal-{self.path.parent.name}", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()  # the thread waits only while nothing is pending
+            elif self._idle or len(pending) > 1 or self._wake_at == 1:
+                self._urge()  # a full batch waits, or the thread is not lingering
         return offset, done
+
+    def wake(self) -> None:
+        """Have the thread write what is pending now (someone waits for it)."""
+        with self._cond:
+            self._urge()
+
+    def _urge(self) -> None:
+        self._urgent = True
+        self._cond.notify()
 
     def flush(self) -> None:
         """Block until every record submitted so far is durable.
@@ -104,11 +167,16 @@ class GroupWriter:
 
     def _take(self) -> tuple[list[bytes | FileRange], Future[None]] | None:
         with self._cond:
+            if not self._urgent:  # linger: the records submitted meanwhile join the batch
+                self._cond.wait(LINGER)
             if not self._pending:
+                self._idle = True  # the next record wakes the thread
                 self._cond.wait(_IDLE)
+                self._idle = False
             if not self._pending:
                 self._thread = None
                 return None
+            self._urgent = len(self._pending) > 1  # a batch before the last one is full
             return self._pending.pop(0)
 
     def _run(self) -> None:
