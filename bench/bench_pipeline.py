@@ -21,6 +21,7 @@ to round under load), with the load average.
 Usage:
     python bench/bench_pipeline.py                  # 20,000 cases, 3 rounds
     python bench/bench_pipeline.py --cases 100000 --rounds 1
+    python bench/bench_pipeline.py --varied         # which fields change varies by case
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _mark(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
-def floor(cases: Path) -> float:
+def floor(cases: Path, varied: bool = False) -> float:
     """(a): CPU seconds of the bare per-case loop over the case file."""
     start = time.process_time()
     with cases.open("rb") as handle:
@@ -55,8 +56,13 @@ def floor(cases: Path) -> float:
             case = orjson.loads(line)
             expected = case["expected_post_state"]
             actual = dict(case["pre_state"])
-            actual.update({f"f{j}": f"v{case['input']['prompt']}.{j}" for j in range(10)})
-            actual["f3"] = "wrong"
+            if varied:  # the varied mutator's work
+                i, changed, wrong = case["input"]["prompt"].split(":")
+                for j in changed.split(","):
+                    actual[f"f{j}"] = "wrong" if j == wrong else f"v{i}.{j}"
+            else:
+                actual.update({f"f{j}": f"v{case['input']['prompt']}.{j}" for j in range(10)})
+                actual["f3"] = "wrong"
             bare_compare(expected, actual)
             orjson.dumps({"kind": "result", "case_id": case["id"], "post_state": actual})
     return time.process_time() - start
@@ -94,6 +100,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--varied",
+        action="store_true",
+        help="vary which fields each case changes and gets wrong (bench_scale.varied_plan); "
+        "by default every case changes the same ten fields and gets the fourth wrong",
+    )
     args = parser.parse_args()
     n = args.cases
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
@@ -102,12 +114,13 @@ def main() -> None:
     rescores: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         folder = Path(tmp)
-        suite_path = write_suite(folder, n)
+        suite_path = write_suite(folder, n, varied=args.varied)
         os.chdir(folder)  # the suite's mutator module is found from its folder
-        run(write_suite(folder / "warm", 50), folder / "warm-home")  # imports, caches
+        warm = write_suite(folder / "warm", 50, varied=args.varied)
+        run(warm, folder / "warm-home")  # imports, caches
         for i in range(args.rounds):
             home = folder / f"home-{i}"
-            floors.append(floor(folder / "cases.jsonl"))
+            floors.append(floor(folder / "cases.jsonl", args.varied))
             cpu, run_id = run(suite_path, home)
             runs.append(cpu)
             again, rate = rescore(suite_path, home, run_id)
@@ -123,7 +136,8 @@ def main() -> None:
     bare = min(floors)
     cpu, again = (statistics.median(x) for x in (runs, rescores))
     rate, ratio = n / cpu, again / cpu
-    print(f"{n:,} cases, 20 fields, median of {args.rounds} round(s):")
+    kind = "varied fields" if args.varied else "the same ten fields changed"
+    print(f"{n:,} cases, 20 fields ({kind}), median of {args.rounds} round(s):")
     print(
         f"    floor (orjson line, dict compare, orjson record; least of the rounds): "
         f"{bare / n * 1e6:6.1f} us/case"

@@ -54,24 +54,55 @@ def mutate(state, input):
 '''
 
 
+VARIED_MUTATOR = '''"""bench_scale's varied mutator: the fields its input names, one wrong."""
+
+from stateval.state import ValueConfidence
+
+
+def mutate(state, input):
+    i, changed, wrong = input.prompt.split(":")
+    for j in changed.split(","):
+        state.set_value(f"f{j}", ValueConfidence("wrong" if j == wrong else f"v{i}.{j}", 1.0))
+    return state
+'''
+
+
+def varied_plan(i: int) -> tuple[list[int], int | None]:
+    """Case ``i``'s fields changed by its input (1 to 10 of the 20) and the one of them the
+    varied mutator gets wrong (None for one case in three): no two neighbouring cases alike."""
+    import random
+
+    rng = random.Random(i)
+    changed = sorted(rng.sample(range(20), rng.randint(1, 10)))
+    return changed, None if i % 3 == 0 else rng.choice(changed)
+
+
 def _mark(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
-def write_suite(folder: Path, n: int) -> Path:
-    """A suite of ``n`` cases: 20-field flat pre-states, ten fields changed by each input."""
+def write_suite(folder: Path, n: int, *, varied: bool = False) -> Path:
+    """A suite of ``n`` cases: 20-field flat pre-states, ten fields changed by each input, the
+    fourth of them wrong; with ``varied``, which fields change and which one is wrong vary from
+    case to case (`varied_plan`), as in real data, so no two neighbouring cases score alike."""
     import orjson
 
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "bench_mutator.py").write_text(MUTATOR)
+    (folder / "bench_mutator.py").write_text(VARIED_MUTATOR if varied else MUTATOR)
     with (folder / "cases.jsonl").open("wb") as handle:
         for i in range(n):
             pre = {f"f{j}": f"old{i}.{j}" for j in range(20)}
-            expected = {**pre, **{f"f{j}": f"v{i}.{j}" for j in range(10)}}
+            if varied:
+                changed, wrong = varied_plan(i)
+                codes = ",".join(map(str, changed))
+                prompt = f"{i}:{codes}:{'' if wrong is None else wrong}"
+            else:
+                changed, prompt = list(range(10)), str(i)
+            expected = {**pre, **{f"f{j}": f"v{i}.{j}" for j in changed}}
             case = {
                 "id": f"c{i}",
                 "pre_state": pre,
-                "input": {"prompt": str(i)},
+                "input": {"prompt": prompt},
                 "expected_post_state": expected,
             }
             handle.write(orjson.dumps(case) + b"\n")

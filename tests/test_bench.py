@@ -172,3 +172,15 @@ def test_bench_record_scores_a_tiny_suite_and_hashes_its_records() -> None:
     assert "headline (0.0, 0.95, 0.95" in records[0]  # every case has one wrong field of 20
     assert "x the floor" in out
     assert "RunTally.add" in out
+
+
+@pytest.mark.parametrize(("varied", "match"), [(False, "0.000"), (True, "0.333")])
+def test_bench_pipeline_runs_and_rescores_the_uniform_and_the_varied_suite(
+    varied: bool, match: str
+) -> None:
+    out = _bench("bench_pipeline.py", "--cases", "30", "--rounds", "1", *(["--varied"] * varied))
+    # uniform: every case has its fourth field wrong; varied: one case in three is all right
+    assert f"overall match {match}" in out
+    assert ("varied fields" in out) is varied
+    assert "x the floor" in out
+    assert "x the run" in out
