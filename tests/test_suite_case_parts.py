@@ -6,6 +6,9 @@ the same problem lines (line numbers, duplicates across the ranges) in the same 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from typer.testing import CliRunner
 from stateval.cli import app
 from stateval.errors import SuiteProblemsError
 from stateval.orchestrator import forked_parts
-from stateval.suite import PartsMap, Suite, load_suite
+from stateval.suite import CasesPart, PartsMap, Suite, load_suite
 from stateval.suite._case_file import run_in_turn
 
 SCHEMA = [
@@ -32,9 +35,29 @@ SCHEMA = [
         ],
     },
 ]
-RUNS = [("in turn", run_in_turn, n) for n in (2, 3, 5, 8, 13)] + [
-    ("forked", forked_parts, n) for n in (2, 3)
-]
+_HELD: list[Callable[[int], CasesPart]] = []
+
+
+def _load_held(part: int) -> CasesPart:
+    return _HELD[-1](part)
+
+
+def _every_part_forked(load: Callable[[int], CasesPart], parts: int) -> list[CasesPart]:
+    """Every part in another process, the last first (the first part hashed there too)."""
+    _HELD.append(load)
+    try:
+        with ProcessPoolExecutor(max_workers=parts, mp_context=get_context("fork")) as pool:
+            futures = [pool.submit(_load_held, part) for part in reversed(range(parts))]
+            return [future.result() for future in reversed(futures)]
+    finally:
+        _HELD.pop()
+
+
+RUNS = (
+    [("in turn", run_in_turn, n) for n in (2, 3, 5, 8, 13)]
+    + [("forked", forked_parts, n) for n in (2, 3)]
+    + [("every part forked", _every_part_forked, 3)]
+)
 
 
 def _case(i: int, **extra: Any) -> dict[str, Any]:

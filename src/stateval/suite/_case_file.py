@@ -19,6 +19,7 @@ import tempfile
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -280,8 +281,9 @@ def _read_jsonl(
     run_parts: PartsMap,
 ) -> Cases:
     """A JSONL case file validated whole (``parts`` 1, the cases hashed as they are read),
-    or in ``parts`` byte ranges by ``run_parts`` (each part's examples written to a file of a
-    temporary folder, hashed in turn when they are combined)."""
+    or in ``parts`` byte ranges by ``run_parts`` (the first part's cases hashed as they are
+    read where it runs in this process, every other part's examples written to a file of a
+    temporary folder and hashed in turn when they are combined)."""
     spec = None if episodes is None else episodes.spec
     if parts <= 1:
         hasher = CaseHasher()
@@ -303,12 +305,19 @@ def _read_jsonl(
             episodes=episodes,
             drafts=drafts,
         )
+    hasher = CaseHasher()
+    here = os.getpid()
     with tempfile.TemporaryDirectory(prefix="stateval-parts-") as folder:
         files = [Path(folder) / f"examples-{part}" for part in range(parts)]
 
         def load(part: int) -> CasesPart:
             gathered = None if audit is None else audit.fresh()
-            with files[part].open("wb") as handle:
+            with ExitStack() as stack:
+                if part == 0 and os.getpid() == here:  # hashed as it is read: no file
+                    examples = hasher.add
+                else:
+                    handle = stack.enter_context(files[part].open("wb", buffering=1 << 20))
+                    examples = _ExampleFile(handle).add
                 found = read_part(
                     path,
                     label,
@@ -318,13 +327,14 @@ def _read_jsonl(
                     parts,
                     episodes=spec,
                     visit=None if gathered is None else gathered.add,
-                    examples=_ExampleFile(handle).add,
+                    examples=examples,
                 )
             return found if gathered is None else replace(found, audit=gathered.gathered())
 
         def digest() -> str:
-            hasher = CaseHasher()
             for file in files:
+                if not file.exists():  # the first part, hashed as it was read
+                    continue
                 with file.open("rb") as handle:
                     if os.fstat(handle.fileno()).st_size:
                         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
