@@ -68,7 +68,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         default: The policy of paths no pattern matches (the seed rule when omitted).
     """
 
-    __slots__ = ("_cache", "_default", "_plans", "_rules", "_uniform", "_weighted")
+    __slots__ = ("_cache", "_default", "_judged", "_plans", "_rules", "_uniform", "_weighted")
 
     def __init__(
         self,
@@ -93,6 +93,9 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
         self._uniform = None if self._rules else _mode(self._default)
         self._weighted = self._default.weight != 1.0 or any(
             p.weight != 1.0 for p in self._rules.values()
+        )
+        self._judged = self._default.judge is not None or any(
+            p.judge is not None for p in self._rules.values()
         )
 
     @classmethod
@@ -152,9 +155,7 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
     @property
     def has_judge(self) -> bool:
         """True when some pattern's policy, or the default, asks for an LLM judge."""
-        return self._default.judge is not None or any(
-            p.judge is not None for p in self._rules.values()
-        )
+        return self._judged
 
     @property
     def has_weights(self) -> bool:

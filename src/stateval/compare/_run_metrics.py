@@ -299,7 +299,10 @@ class MetricsAccumulator:
         """Count a case `stateval.compare.strict_case` decided, as `add` counts its comparison
         (needs `counts_strict`). Its fields are counted later, once per distinct paths and
         statuses (the counts and sums are those of counting each case)."""
-        self._count_slices(case, metadata or {})
+        if self._slices:
+            self._count_slices(case, metadata or {})
+        else:
+            self._count_strict(case)
 
     def case_shares(
         self,

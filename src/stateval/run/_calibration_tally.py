@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CalibrationTally"]
 
+_CODED = 256  # distinct paths whose codes are kept made (`CalibrationTally.add_strict`)
+
 
 class CalibrationTally:
     """The mutator's values for calibration, kept as compact columns (a confidence, a
@@ -27,38 +29,44 @@ class CalibrationTally:
         self._codes: dict[str, int] = {}  # path -> its code, in order of first sight
         self._pooled = _Values()
         self._missing: dict[str, int] = {}
+        self._coded: dict[tuple[str, ...], array[int]] = {}  # a few paths' codes, made once
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_coded": {}}  # pickled (a worker's counts) without them
 
     def add(self, comparison: StateComparison, index: int) -> None:
         """Count the values of a case's comparison; ``index``: its place in the plan."""
         paths, confidences, right = comparison.value_columns()
-        self._add(paths, confidences, right, index, comparison.counts["missing"], comparison)
+        if paths:
+            self._pooled.extend(confidences, right, self._codes_of(paths), index)
+        if comparison.counts["missing"]:
+            self._count_missing(comparison)
 
     def add_strict(self, case: StrictCase, index: int) -> None:
         """`add` of a case `stateval.compare.strict_case` decided (read off its columns)."""
         paths, right = case.value_columns()
-        confidences = [case.confidence] * len(paths)
-        self._add(paths, confidences, right, index, case.counts[2], case.comparison)
-
-    def _add(
-        self,
-        paths: Sequence[str],
-        confidences: Sequence[float],
-        right: Sequence[bool] | bytes,
-        index: int,
-        n_missing: int,
-        comparison: StateComparison,
-    ) -> None:
-        if paths:
-            codes = self._codes
-            try:
-                coded = list(map(codes.__getitem__, paths))
-            except KeyError:  # a path seen for the first time
-                coded = [codes.setdefault(p, len(codes)) for p in paths]
+        if paths:  # the same paths' codes again, and one confidence: copied as arrays
+            coded = self._coded.get(paths)
+            if coded is None:
+                if len(self._coded) >= _CODED:
+                    self._coded.clear()
+                coded = self._coded[paths] = array("l", self._codes_of(paths))
+            confidences = array("d", (case.confidence,)) * len(paths)
             self._pooled.extend(confidences, right, coded, index)
-        if n_missing:
-            missing = self._missing
-            for path in comparison.missing:
-                missing[path] = missing.get(path, 0) + 1
+        if case.counts[2]:
+            self._count_missing(case.comparison)
+
+    def _codes_of(self, paths: Sequence[str]) -> list[int]:
+        codes = self._codes
+        try:
+            return list(map(codes.__getitem__, paths))
+        except KeyError:  # a path seen for the first time
+            return [codes.setdefault(p, len(codes)) for p in paths]
+
+    def _count_missing(self, comparison: StateComparison) -> None:
+        missing = self._missing
+        for path in comparison.missing:
+            missing[path] = missing.get(path, 0) + 1
 
     def merge(self, other: CalibrationTally, positions: Sequence[int]) -> None:
         """Add ``other``'s values, their places mapped through ``positions``."""

@@ -158,11 +158,7 @@ class CaseResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form stored in the journal (``repetition`` only after the first,
         ``pre_state`` only when set)."""
-        extra: dict[str, Any] = {"repetition": self.repetition} if self.repetition > 1 else {}
-        if self.pre_state is not None:
-            extra["pre_state"] = self.pre_state.to_dict()
-        return {
-            **extra,
+        record = {
             "case_id": self.case_id,
             "post_state": None if self.post_state is None else self.post_state.to_dict(),
             "error": self.error,
@@ -172,8 +168,14 @@ class CaseResult:
             "span_id": self.span_id,
             "raw_output": self.raw_output,
             "started_at": self.started_at,
-            "judgements": [j.to_dict() for j in self.judgements],
+            "judgements": [j.to_dict() for j in self.judgements] if self.judgements else [],
         }
+        if self.repetition == 1 and self.pre_state is None:
+            return record
+        extra: dict[str, Any] = {"repetition": self.repetition} if self.repetition > 1 else {}
+        if self.pre_state is not None:
+            extra["pre_state"] = self.pre_state.to_dict()
+        return {**extra, **record}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
