@@ -231,6 +231,36 @@ def test_a_case_read_again_is_the_case_validated(tmp_path: Path, fmt: str) -> No
     assert again.cases[0].pre_state.to_flat()["a"] == "x"
 
 
+def test_a_case_of_an_episode_read_again_is_the_case_validated(tmp_path: Path) -> None:
+    # a plain line read again takes its own path: episode keys, a recorded post-state, a
+    # message id and metadata of the input come out as the load made them
+    rows = [
+        {
+            "id": f"t{turn}",
+            "pre_state": {"a": str(turn)},
+            "input": {"prompt": "p", "message_id": f"m{turn}", "metadata": {"k": [turn]}},
+            "expected_post_state": {"a": str(turn + 1)},
+            "actual_post_state": {"a": "recorded"} if turn else None,
+            "metadata": {"dialogue": "d1", "turn": turn},
+        }
+        for turn in range(3)
+    ]
+    for suffix in ("jsonl", "json"):
+        text = "\n".join(json.dumps(row) for row in rows) if suffix == "jsonl" else json.dumps(rows)
+        (tmp_path / f"cases.{suffix}").write_text(text + "\n", encoding="utf-8")
+        (tmp_path / f"{suffix}.yaml").write_text(
+            'mutator: {type: python, callable: "builtins:print"}\n'
+            f"cases: {{file: cases.{suffix}}}\n"
+            "episodes: {by: metadata.dialogue, order: metadata.turn}\n"
+        )
+    held = load_suite(tmp_path / "json.yaml", load_mutator=False)
+    again = load_suite(tmp_path / "jsonl.yaml", load_mutator=False)
+    assert list(again.cases) == list(held.cases)
+    assert [(c.episode_id, c.turn_index) for c in again.cases] == [("d1", t) for t in range(3)]
+    assert [c.actual_post_state for c in again.cases] == [r["actual_post_state"] for r in rows]
+    assert again.cases[1].input == StructuredInput("p", "m1", {"k": [1]})
+
+
 @pytest.mark.parametrize(
     ("before", "after"),
     [
