@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -278,6 +279,27 @@ def test_help_shows_flags_bare_and_options_with_their_metavar(
         assert text in result.stdout, (text, result.stdout)
     for text in hidden:
         assert text not in result.stdout, (text, result.stdout)
+
+
+def test_run_does_not_import_the_traces_side(tmp_path: Path) -> None:
+    """``stateval traces`` is imported when named: not at every run's start (~0.2 s)."""
+    (tmp_path / "suite.yaml").write_text(
+        "mutator: {type: python, callable: 'copy:copy'}\n"
+        "cases:\n  inline:\n    - {id: c1, input: {prompt: p}, expected_post_state: {a: b}}\n"
+    )
+    code = (
+        "import sys\n"
+        "from stateval.cli import main\n"
+        "sys.argv = ['stateval', 'run', 'suite.yaml', '--no-phoenix']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    print('EXIT', exc.code)\n"
+        "print('TRACES', 'stateval.traces' in sys.modules)\n"
+    )
+    env = {**os.environ, "STATEVAL_HOME": str(tmp_path / "home")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert "EXIT 1" in out.stdout, out.stderr  # a run that scored its case (and missed)
+    assert "TRACES False" in out.stdout
 
 
 def test_help_does_not_import_heavy_modules() -> None:

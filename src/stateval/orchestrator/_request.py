@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stateval.reports import ReportRequest
 from stateval.run import Shard
 from stateval.suite import EpisodeMode, FieldsAs, Monitor, Suite
-from stateval.traces import SpanWindow
+
+if TYPE_CHECKING:
+    from stateval.traces import SpanWindow
 
 __all__ = ["RunRequest", "TracesRunRequest"]
 
@@ -73,6 +76,13 @@ class RunRequest:
     ray_address: str | None = None
 
 
+def _every_span() -> SpanWindow:
+    """No ``--since`` / ``--until`` (`stateval.traces` imported only for a traces run)."""
+    from stateval.traces import SpanWindow
+
+    return SpanWindow()
+
+
 @dataclass(frozen=True, slots=True)
 class TracesRunRequest:
     """One monitor run (``stateval traces score``), as asked for.
@@ -93,7 +103,7 @@ class TracesRunRequest:
     monitor: Monitor
     home: Path
     phoenix_url: str | None = None
-    window: SpanWindow = field(default_factory=SpanWindow)
+    window: SpanWindow = field(default_factory=_every_span)
     since_last: bool = False
     restart: bool = False
     follow: float | None = None
