@@ -25,6 +25,7 @@ from stateval.compare import (
     split_delta,
     strict_case,
 )
+from stateval.compare._strict_case import HELD
 from stateval.mutators import StructuredInput
 from stateval.run import SCORES_KEY, CaseResult, RunTally, Scoring, compact_scores, score_case
 from stateval.state import InterpretiveState, ValueConfidence
@@ -174,3 +175,26 @@ def test_columns_are_used_on_strict_flat_cases_and_counted_a_few_distinct_at_a_t
     b = metrics.result().fields["b"]
     assert (b.correct, b.wrong, b.credit) == (666, 334, 666.0)
     assert edits.result().pooled.errors == edits.result().fields["b"].errors == {"stale": 334}
+
+
+def test_the_distinct_cases_held_are_bounded_and_counted_in_order_of_first_sight() -> None:
+    # every case of its own paths: at most HELD held, the rest counted as they come, and the
+    # per-field counts made in the order the cases show the paths
+    pre = _flat({"a": "x"}, 1.0)
+    metrics, edits = MetricsAccumulator(), EditTally()
+    for i in range(HELD * 2 + 7):
+        state = _flat({"a": "x", f"p{i}": "y"}, 1.0)
+        case = strict_case(pre, state, state, FieldPolicies())
+        assert case is not None
+        metrics.add_strict(case)
+        edits.add_codes(case.edit_paths, case.edit_code)
+        assert len(metrics._pending) <= HELD
+        assert len(edits._pending) <= HELD
+    fields = metrics.result().fields
+    assert list(fields)[:3] == ["a", "p0", "p1"]
+    assert len(fields) == HELD * 2 + 8
+    assert (fields["a"].correct, fields["p9"].correct) == (HELD * 2 + 7, 1)
+    assert edits.result().pooled.cells == {
+        ("keep", "keep"): HELD * 2 + 7,
+        ("add", "add"): HELD * 2 + 7,
+    }

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stateval.compare._edits import CELLS, EditError, EditOp, FieldEdit
-from stateval.compare._strict_case import EDIT_CODE_OPS
+from stateval.compare._strict_case import EDIT_CODE_OPS, hold
 
 __all__ = ["EDIT_OPS", "EditCounts", "EditMatrix", "EditTally"]
 
@@ -45,8 +45,6 @@ _ERROR_AT = tuple(  # an edit code (`stateval.compare.StrictCase.edit_code`) -> 
     for expected, actual, wrong in EDIT_CODE_OPS
     for error in (CELLS.get((expected, actual)),)
 )
-_PENDING = 512
-"""Distinct ``(paths, edit codes)`` held before their fields are counted."""
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -194,19 +192,7 @@ class EditTally:
         ``edit_paths`` and ``edit_code``), as `add` counts them: counted later, once per
         distinct paths and codes."""
         self.n_cases += 1
-        key = (paths, codes)
-        pending = self._pending
-        seen = pending.get(key)
-        if seen is not None:
-            pending[key] = seen + 1
-            return
-        if len(pending) >= _PENDING:
-            self._flush()
-        fields = self._fields
-        for path in paths:  # each field's counts made in the order a case shows them
-            if path not in fields:
-                fields[path] = _Counts()
-        pending[key] = 1
+        hold(self._pending, (paths, codes), self._fields, _Counts, self._flush)
 
     def _flush(self) -> None:
         pooled, fields, errors = self._pooled, self._fields, _ERROR_AT

@@ -36,7 +36,7 @@ from stateval.compare._field_metrics import (
     value_shares,
 )
 from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_values
-from stateval.compare._strict_case import StrictCase
+from stateval.compare._strict_case import StrictCase, hold
 from stateval.compare._unit_metrics import ConventionMetrics, SlotInfo, UnitAccumulator
 
 __all__ = ["MISSING_SLICE", "MetricsAccumulator", "RunMetrics", "lookup", "slice_values"]
@@ -121,8 +121,6 @@ _KIND = {kind: i for i, kind in enumerate(Outcome)}
 _STATUS_KIND = tuple(  # a `StrictCase` status code -> its outcome's place
     _KIND[kind] for kind in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA)
 )
-_PENDING = 512
-"""Distinct ``(paths, statuses)`` of strict cases held before their fields are counted."""
 _EXACT = 2.0**53  # below it, adding 1.0 n times and adding n give the same float
 
 
@@ -382,19 +380,7 @@ class MetricsAccumulator:
 
     def _count_strict(self, case: StrictCase) -> None:
         paths = case.paths
-        key = (paths, case.statuses_code)
-        pending = self._pending
-        seen = pending.get(key)
-        if seen is None:
-            if len(pending) >= _PENDING:
-                self._flush()
-            fields = self._fields
-            for path in paths:  # each field's counts made in the order a case shows them
-                if path not in fields:
-                    fields[path] = _Counts()
-            pending[key] = 1
-        else:
-            pending[key] = seen + 1
+        hold(self._pending, (paths, case.statuses_code), self._fields, _Counts, self._flush)
         counts = case.counts
         tp, fp, fn = strict_figures(counts, self.options)
         self._n += 1

@@ -19,8 +19,9 @@ whether the field is wrong).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from itertools import compress
+from typing import TypeVar
 
 from stateval.compare._comparison import (
     FieldComparison,
@@ -34,7 +35,9 @@ from stateval.compare._edits import _edit as shared_edit
 from stateval.compare._field_policies import STRICT, STRICT_VALUE, FieldPolicies
 from stateval.state import InterpretiveState
 
-__all__ = ["EDIT_CODE_OPS", "STATUSES", "StrictCase", "strict_case"]
+_T = TypeVar("_T")
+
+__all__ = ["EDIT_CODE_OPS", "HELD", "STATUSES", "StrictCase", "hold", "strict_case"]
 
 STATUSES: tuple[FieldStatus, ...] = (
     FieldStatus.MATCHING,
@@ -317,3 +320,31 @@ def _strings(state: InterpretiveState) -> tuple[Mapping[str, str], float] | None
     if flat is not None:
         return (flat.values, flat.confidence) if flat.all_strings or not flat.values else None
     return None if state.paths() else (_EMPTY, 1.0)
+
+
+HELD = 512
+"""Distinct cases a tally holds before counting their fields (`hold`)."""
+
+
+def hold(
+    held: dict[tuple[tuple[str, ...], bytes], int],
+    key: tuple[tuple[str, ...], bytes],
+    fields: MutableMapping[str, _T],
+    make: Callable[[], _T],
+    flush: Callable[[], None],
+) -> None:
+    """Hold one case given as ``(paths, codes)`` (a `StrictCase`'s statuses or edits) in a
+    tally's ``held`` cases, to be counted by ``flush`` once per distinct ``key``: ``flush``
+    first when `HELD` distinct cases are held (memory stays bounded); the counts of a path
+    seen for the first time made now (``make``), so ``fields`` keeps the order the cases show
+    them in."""
+    seen = held.get(key)
+    if seen is not None:
+        held[key] = seen + 1
+        return
+    if len(held) >= HELD:
+        flush()
+    for path in key[0]:
+        if path not in fields:
+            fields[path] = make()
+    held[key] = 1
