@@ -210,3 +210,20 @@ def test_run_with_workers_words_a_bad_case_file_as_one_process(
     assert outputs[0] == outputs[1]
     assert "cases.jsonl:5: " in outputs[0]
     assert "cases.jsonl:26: case 'c2': id: duplicate case id (first at line 3)" in outputs[0]
+
+
+def test_the_parts_split_one_size_of_the_file(tmp_path: Path) -> None:
+    """Lines appended while the parts are read are read by the last part: the ranges are cut
+    from one size, so no line falls between two parts or is read by both."""
+    path = _write(tmp_path, [json.dumps(_case(i)) for i in range(40)])
+    more = "".join(json.dumps(_case(i)) + "\n" for i in range(40, 120))
+
+    def growing(load: Callable[[int], CasesPart], parts: int) -> list[CasesPart]:
+        first = load(0)
+        with (tmp_path / "cases.jsonl").open("a") as handle:
+            handle.write(more)
+        return [first, *(load(part) for part in range(1, parts))]
+
+    suite = load_suite(path, load_mutator=False, parts=2, run_parts=growing)
+    assert suite.cases.ids == tuple(f"c{i}" for i in range(120))
+    assert suite.cases_hash == load_suite(path, load_mutator=False).cases_hash

@@ -115,10 +115,12 @@ class _TurnLog(EpisodeIndexer):
         self.turns.append(args)
 
 
-def _part_start(handle: BinaryIO, part: int, parts: int) -> tuple[int, int, int]:
+def _part_start(handle: BinaryIO, part: int, parts: int, size: int | None) -> tuple[int, int, int]:
     """The byte offset and line number of the first line that starts in the part's byte
-    range, and where the range ends (the last part reads to the end of the file)."""
-    size = os.fstat(handle.fileno()).st_size
+    range of a file of ``size`` bytes (None: its size now), and where the range ends (the
+    last part reads to the end of the file)."""
+    if size is None:
+        size = os.fstat(handle.fileno()).st_size
     start = size * part // parts
     end = size * (part + 1) // parts if part < parts - 1 else sys.maxsize
     if start == 0:
@@ -149,10 +151,12 @@ def read_part(
     episodes: EpisodesSpec | None,
     visit: Callable[[Case], None] | None,
     examples: Callable[[Case], None],
+    size: int | None = None,
 ) -> CasesPart:
     """Validate the lines of a JSONL case file that start in byte range ``part`` of
-    ``parts``; ``visit`` and ``examples`` are called with each valid case while the part has
-    found no problem."""
+    ``parts`` (of ``size`` bytes, the size every part splits: None, its size when opened);
+    ``visit`` and ``examples`` are called with each valid case while the part has found no
+    problem."""
     ids: list[str] = []
     offsets = array("q")
     checksums = array("I")
@@ -163,7 +167,7 @@ def read_part(
     drafts: list[str] = []
     try:
         with path.open("rb") as handle:
-            offset, number, end = _part_start(handle, part, parts)
+            offset, number, end = _part_start(handle, part, parts, size)
             number -= 1
             for raw in handle:
                 if offset >= end:
@@ -307,6 +311,10 @@ def _read_jsonl(
         )
     hasher = CaseHasher()
     here = os.getpid()
+    try:  # one size for every part's range, whatever the file does meanwhile
+        size: int | None = path.stat().st_size
+    except OSError:
+        size = None  # each part says it cannot read the file
     with tempfile.TemporaryDirectory(prefix="stateval-parts-") as folder:
         files = [Path(folder) / f"examples-{part}" for part in range(parts)]
 
@@ -328,6 +336,7 @@ def _read_jsonl(
                     episodes=spec,
                     visit=None if gathered is None else gathered.add,
                     examples=examples,
+                    size=size,
                 )
             return found if gathered is None else replace(found, audit=gathered.gathered())
 
