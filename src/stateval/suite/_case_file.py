@@ -174,7 +174,7 @@ def read_part(
                     break
                 start, offset = offset, offset + len(raw)
                 number += 1
-                if not raw.strip():
+                if not raw or raw.isspace():  # a blank line (not copied, as strip() would)
                     continue
                 before = len(problems)
                 try:
