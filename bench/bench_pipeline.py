@@ -22,6 +22,7 @@ Usage:
     python bench/bench_pipeline.py                  # 20,000 cases, 3 rounds
     python bench/bench_pipeline.py --cases 100000 --rounds 1
     python bench/bench_pipeline.py --varied         # which fields change varies by case
+    python bench/bench_pipeline.py --async-mutator  # the mutator written `async def`
 """
 
 from __future__ import annotations
@@ -106,6 +107,11 @@ def main() -> None:
         help="vary which fields each case changes and gets wrong (bench_scale.varied_plan); "
         "by default every case changes the same ten fields and gets the fourth wrong",
     )
+    parser.add_argument(
+        "--async-mutator",
+        action="store_true",
+        help="the same mutator written `async def`: called in the event loop, not in a thread",
+    )
     args = parser.parse_args()
     n = args.cases
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
@@ -114,9 +120,9 @@ def main() -> None:
     rescores: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         folder = Path(tmp)
-        suite_path = write_suite(folder, n, varied=args.varied)
+        suite_path = write_suite(folder, n, varied=args.varied, asynchronous=args.async_mutator)
         os.chdir(folder)  # the suite's mutator module is found from its folder
-        warm = write_suite(folder / "warm", 50, varied=args.varied)
+        warm = write_suite(folder / "warm", 50, varied=args.varied, asynchronous=args.async_mutator)
         run(warm, folder / "warm-home")  # imports, caches
         for i in range(args.rounds):
             home = folder / f"home-{i}"
@@ -137,6 +143,7 @@ def main() -> None:
     cpu, again = (statistics.median(x) for x in (runs, rescores))
     rate, ratio = n / cpu, again / cpu
     kind = "varied fields" if args.varied else "the same ten fields changed"
+    kind += ", an async def mutator" if args.async_mutator else ""
     print(f"{n:,} cases, 20 fields ({kind}), median of {args.rounds} round(s):")
     print(
         f"    floor (orjson line, dict compare, orjson record; least of the rounds): "

@@ -81,14 +81,19 @@ def _mark(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
-def write_suite(folder: Path, n: int, *, varied: bool = False) -> Path:
+def write_suite(folder: Path, n: int, *, varied: bool = False, asynchronous: bool = False) -> Path:
     """A suite of ``n`` cases: 20-field flat pre-states, ten fields changed by each input, the
     fourth of them wrong; with ``varied``, which fields change and which one is wrong vary from
-    case to case (`varied_plan`), as in real data, so no two neighbouring cases score alike."""
+    case to case (`varied_plan`), as in real data, so no two neighbouring cases score alike;
+    with ``asynchronous``, the same mutator written ``async def`` (run in the event loop, not
+    in a worker thread)."""
     import orjson
 
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "bench_mutator.py").write_text(VARIED_MUTATOR if varied else MUTATOR)
+    mutator = VARIED_MUTATOR if varied else MUTATOR
+    if asynchronous:
+        mutator = mutator.replace("def mutate(", "async def mutate(", 1)
+    (folder / "bench_mutator.py").write_text(mutator)
     with (folder / "cases.jsonl").open("wb") as handle:
         for i in range(n):
             pre = {f"f{j}": f"old{i}.{j}" for j in range(20)}

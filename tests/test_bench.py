@@ -174,13 +174,17 @@ def test_bench_record_scores_a_tiny_suite_and_hashes_its_records() -> None:
     assert "RunTally.add" in out
 
 
-@pytest.mark.parametrize(("varied", "match"), [(False, "0.000"), (True, "0.333")])
+@pytest.mark.parametrize(
+    ("flags", "match"),
+    [((), "0.000"), (("--varied",), "0.333"), (("--varied", "--async-mutator"), "0.333")],
+)
 def test_bench_pipeline_runs_and_rescores_the_uniform_and_the_varied_suite(
-    varied: bool, match: str
+    flags: tuple[str, ...], match: str
 ) -> None:
-    out = _bench("bench_pipeline.py", "--cases", "30", "--rounds", "1", *(["--varied"] * varied))
+    out = _bench("bench_pipeline.py", "--cases", "30", "--rounds", "1", *flags)
     # uniform: every case has its fourth field wrong; varied: one case in three is all right
     assert f"overall match {match}" in out
-    assert ("varied fields" in out) is varied
+    assert ("varied fields" in out) is ("--varied" in flags)
+    assert ("an async def mutator" in out) is ("--async-mutator" in flags)
     assert "x the floor" in out
     assert "x the run" in out
