@@ -20,6 +20,8 @@ from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Case, load_suite
+from stateval.suite._case_line import validate_line
+from stateval.suite._documents import parse_json_line
 from stateval.suite._source import canonical_json, example_json
 
 # Cases the hash was taken of on main before `example_json` (0.x, 2533985): nested values,
@@ -279,3 +281,89 @@ def test_a_line_changed_after_loading_is_not_used(tmp_path: Path, before: str, a
         with pytest.raises(SuiteError, match=r"changed after the suite was loaded \(case 1, "):
             read()
     assert suite.cases.get("nested") is not None  # the other lines are as they were
+
+
+# mostly lines that are plain (ASCII, no number orjson writes otherwise), some that are not
+_LINE_TEXT = st.text(alphabet=st.sampled_from(':,"\\ab.\n0e-+ '), max_size=5)
+_LINE_PATH = st.sampled_from(["a", "b.c", ":", ",", "d e", "", "x.", "fields", "é"])
+_LINE_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 99) | st.just(2.5) | st.just(2**64) | _LINE_TEXT,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(_LINE_TEXT, inner, max_size=2),
+    max_leaves=4,
+)
+_LINE_STATE = st.dictionaries(_LINE_PATH, _LINE_TEXT, min_size=1, max_size=4) | st.dictionaries(
+    _LINE_PATH, _LINE_VALUE, max_size=3
+)
+_ROW = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["a", "b", "c", ""]),
+        "pre_state": _LINE_STATE,
+        "input": st.fixed_dictionaries(
+            {"prompt": _LINE_TEXT},
+            optional={
+                "message_id": st.none() | _LINE_TEXT,
+                "metadata": st.dictionaries(_LINE_TEXT, _LINE_VALUE, max_size=2),
+            },
+        ),
+        "expected_post_state": _LINE_STATE,
+    },
+    optional={"metadata": st.dictionaries(_LINE_TEXT, _VALUE, max_size=2)},
+)
+
+
+@given(
+    rows=st.lists(_ROW, max_size=4),
+    confidence=st.sampled_from([1.0, 0.5, 1e-05]),
+    ascii_only=st.booleans(),
+)
+def test_a_plain_line_is_checked_and_hashed_as_the_case_built_from_it(
+    rows: list[dict[str, Any]], confidence: float, ascii_only: bool
+) -> None:
+    # each line validated twice: built into a case (as any line that is not plain is), then
+    # from its parse alone (its paths now known): the same problems, ids, examples, audit parts
+    lines = [json.dumps(row, ensure_ascii=ascii_only).encode() for row in rows]
+    found = []
+    for plain_allowed in (False, True):
+        problems: list[str] = []
+        seen: dict[str, int | None] = {}
+        valid = []
+        for number, raw in enumerate(lines, 1):
+            data, plain = parse_json_line(raw)
+            got = validate_line(
+                data, plain and plain_allowed, number, "c.jsonl", "flat", confidence, problems, seen
+            )
+            if got is not None:
+                valid.append((*got[:4], list(got.human), dict(got.metadata)))
+        found.append((problems, seen, valid))
+    assert found[0] == found[1]
+    for _, example, *_ in found[1][2]:
+        assert json.loads(example) is not None  # the text is JSON
+
+
+def test_a_plain_line_is_hashed_without_building_its_case(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": f"c{i}",
+            "pre_state": {"plain.a": "x", "plain.b": i},
+            "input": {"prompt": "p"},
+            "expected_post_state": {"plain.a": "y", "plain.b": [i, "z"]},
+            "metadata": {"n": i},
+        }
+        for i in range(3)
+    ]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "cases.json").write_text(json.dumps(rows))
+    suites = []
+    for suffix in ("jsonl", "json"):  # the JSON file's cases are built and held
+        path = tmp_path / f"{suffix}.yaml"
+        mutator = 'mutator: {type: python, callable: "builtins:print"}\n'
+        path.write_text(mutator + f"cases: {{file: cases.{suffix}}}\n")
+        suites.append(load_suite(path, load_mutator=False))
+    assert suites[0].cases_hash == suites[1].cases_hash
+    data, plain = parse_json_line(json.dumps(rows[1]).encode())
+    assert plain
+    case = suites[1].cases[1]
+    seen: dict[str, int | None] = {}
+    got = validate_line(data, plain, 2, "c.jsonl", "flat", 1.0, [], seen)
+    assert got is not None
+    assert got.example == example_json(case) == _reference(case)

@@ -23,6 +23,7 @@ from stateval.state._values import (
     ValueConfidence,
     check_json_value,
     check_text,
+    paths_known,
     validate_path,
 )
 
@@ -34,5 +35,6 @@ __all__ = [
     "ValueConfidence",
     "check_json_value",
     "check_text",
+    "paths_known",
     "validate_path",
 ]

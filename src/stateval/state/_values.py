@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -17,6 +17,7 @@ __all__ = [
     "ValueConfidence",
     "check_json_value",
     "check_text",
+    "paths_known",
     "validate_path",
 ]
 
@@ -54,6 +55,12 @@ def validate_path(path: object) -> str:
         _VALID_PATHS.clear()
     _VALID_PATHS.add(path)
     return path
+
+
+def paths_known(paths: Iterable[object]) -> bool:
+    """True when `validate_path` accepted every one of ``paths`` before and still remembers
+    it (one set lookup each; a path it refuses is never remembered)."""
+    return _VALID_PATHS.issuperset(paths)
 
 
 MAX_VALUE_DEPTH = 100

@@ -84,25 +84,40 @@ class CaseAudit:
         """Take one valid case into account."""
         expected = case.expected_post_state
         flat = expected.flat_values
-        gold = flat.values if flat is not None else expected.to_flat()  # path -> best value
+        if flat is not None:
+            self.add_valid(case.id, flat.values, flat.all_strings, case.human, case.metadata)
+        else:
+            self.add_valid(case.id, expected.to_flat(), False, case.human, case.metadata)
+
+    def add_valid(
+        self,
+        case_id: str,
+        gold: Mapping[str, Any],
+        all_strings: bool,
+        human: Collection[str],
+        metadata: Mapping[str, Any],
+    ) -> None:
+        """Take one valid case into account from its parts: its expected post-state's best
+        value per path (``all_strings``: every one is known to be a string), the paths with a
+        human verdict and its metadata (what the validating pass keeps of a case line)."""
         self._known.update(gold)
-        if flat is not None and flat.all_strings:
+        if all_strings:
             self._scalar_gold.update(gold)
         else:
             for path, value in gold.items():
                 if isinstance(value, list):
                     self._add_items(path, value)
-                    self._list_gold.setdefault(path, (case.id, value))
+                    self._list_gold.setdefault(path, (case_id, value))
                 else:
                     self._scalar_gold.add(path)
-        for path in case.human:
+        for path in human:
             if self._policies.for_path(path).judge is None:
-                self._human.append((case.id, path))
+                self._human.append((case_id, path))
         for path, values in self._allowed.items():
             if path in gold:
-                self._check_values(case.id, path, gold[path], values)
+                self._check_values(case_id, path, gold[path], values)
         if self._frames is not None:
-            self._frames.add(case.id, case.metadata)
+            self._frames.add(case_id, metadata)
 
     def fresh(self) -> CaseAudit:
         """An audit of the same settings that has seen no case (for a part of the cases)."""

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,22 +26,21 @@ from typing import Any, BinaryIO
 
 from stateval.suite._case import Case
 from stateval.suite._case_audit import AuditPart, CaseAudit
+from stateval.suite._case_line import validate_line
 from stateval.suite._cases import (
     CaseFileRef,
     StateFormat,
-    _build_record,
     _case_from_line,
     _csv_records,
     _json_records,
-    _Record,
     build_cases,
     duplicate_problem,
 )
-from stateval.suite._documents import DocumentError, parse_json
+from stateval.suite._documents import DocumentError, parse_json_line
 from stateval.suite._episodes import EpisodeIndexer
 from stateval.suite._models import EpisodesSpec
 from stateval.suite._problems import format_problem
-from stateval.suite._source import CaseHasher, Cases, FileCases, MemoryCases, example_json
+from stateval.suite._source import CaseHasher, Cases, FileCases, MemoryCases
 
 __all__ = ["CasesPart", "PartsMap", "read_case_file", "read_part", "run_in_turn"]
 
@@ -75,6 +74,10 @@ class CasesPart:
     audit: AuditPart | None = None
     unreadable: str | None = None
 
+
+VisitValid = Callable[[str, Mapping[str, Any], bool, Collection[str], Mapping[str, Any]], None]
+"""Takes a valid case into account from what the validating pass keeps of it (see
+`CaseAudit.add_valid`)."""
 
 PartsMap = Callable[[Callable[[int], CasesPart], int], Sequence[CasesPart]]
 """Runs ``load(part)`` for the parts ``0 .. parts - 1`` (side by side in other processes,
@@ -149,13 +152,14 @@ def read_part(
     parts: int,
     *,
     episodes: EpisodesSpec | None,
-    visit: Callable[[Case], None] | None,
-    examples: Callable[[Case], None],
+    visit: VisitValid | None,
+    examples: Callable[[bytes], None],
     size: int | None = None,
 ) -> CasesPart:
     """Validate the lines of a JSONL case file that start in byte range ``part`` of
     ``parts`` (of ``size`` bytes, the size every part splits: None, its size when opened);
-    ``visit`` and ``examples`` are called with each valid case while the part has found no
+    ``visit`` (with what `CaseAudit.add_valid` takes) and ``examples`` (with the case's
+    example text) are called with each valid case while the part has found no
     problem."""
     ids: list[str] = []
     offsets = array("q")
@@ -178,24 +182,25 @@ def read_part(
                     continue
                 before = len(problems)
                 try:
-                    data = parse_json(raw)
+                    data, plain = parse_json_line(raw)
                 except UnicodeDecodeError as exc:
                     why = f"not UTF-8 text: {exc.reason}"
                     problems.append(format_problem(label, number, None, None, why))
                 except DocumentError as exc:
                     problems.append(format_problem(label, number, None, None, exc.message))
                 else:
-                    record = _Record(data, number, lambda _loc, n=number: n, parsed=True)  # type: ignore[misc]
-                    case = _build_record(
-                        record, label, fmt, confidence, problems, seen, turns, drafts
+                    valid = validate_line(
+                        data, plain, number, label, fmt, confidence, problems, seen, turns, drafts
                     )
-                    if case is not None and not problems:
-                        examples(case)
-                        ids.append(case.id)
+                    if valid is not None and not problems:
+                        examples(valid.example)
+                        ids.append(valid.id)
                         offsets.append(start)
                         checksums.append(zlib.crc32(raw))
                         if visit is not None:
-                            visit(case)
+                            visit(
+                                valid.id, valid.gold, valid.all_strings, valid.human, valid.metadata
+                            )
                 if len(problems) > before:
                     located.extend((number, p) for p in problems[before:])
     except OSError as exc:
@@ -264,10 +269,10 @@ class _ExampleFile:
         self._handle = handle
         self._first = True
 
-    def add(self, case: Case) -> None:
+    def add(self, example: bytes) -> None:
         if not self._first:
             self._handle.write(b",")
-        self._handle.write(example_json(case))
+        self._handle.write(example)
         self._first = False
 
 
@@ -291,10 +296,18 @@ def _read_jsonl(
     spec = None if episodes is None else episodes.spec
     if parts <= 1:
         hasher = CaseHasher()
-        visit = None if audit is None else audit.add
+        visit = None if audit is None else audit.add_valid
         found = [
             read_part(
-                path, label, fmt, confidence, 0, 1, episodes=spec, visit=visit, examples=hasher.add
+                path,
+                label,
+                fmt,
+                confidence,
+                0,
+                1,
+                episodes=spec,
+                visit=visit,
+                examples=hasher.add_joined,
             )
         ]
         return combine(
@@ -320,9 +333,10 @@ def _read_jsonl(
 
         def load(part: int) -> CasesPart:
             gathered = None if audit is None else audit.fresh()
+            examples: Callable[[bytes], None]
             with ExitStack() as stack:
                 if part == 0 and os.getpid() == here:  # hashed as it is read: no file
-                    examples = hasher.add
+                    examples = hasher.add_joined
                 else:
                     handle = stack.enter_context(files[part].open("wb", buffering=1 << 20))
                     examples = _ExampleFile(handle).add
@@ -334,7 +348,7 @@ def _read_jsonl(
                     part,
                     parts,
                     episodes=spec,
-                    visit=None if gathered is None else gathered.add,
+                    visit=None if gathered is None else gathered.add_valid,
                     examples=examples,
                     size=size,
                 )

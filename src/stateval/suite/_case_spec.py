@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from stateval.suite._models import CaseInputSpec, CaseSpec
 
-__all__ = ["PlainCaseInput", "PlainCaseSpec", "case_spec"]
+__all__ = ["PlainCaseInput", "PlainCaseSpec", "case_spec", "plain_spec"]
 
 
 class PlainCaseInput(NamedTuple):
@@ -46,15 +46,23 @@ _EMPTY: dict[str, Any] = {}
 def case_spec(data: object) -> CaseSpec | PlainCaseSpec:
     """``CaseSpec.model_validate(data)`` for a record parsed from JSON (string keys).
 
-    A record of the plain shape (known keys only; a non-empty string id; objects for the
-    states, the input and the metadata, the expected state given; a string prompt and a
-    string or no message id; no human verdicts) has nothing pydantic would reject or change,
-    so it is taken as it is (the record is the caller's, freshly parsed: nothing is copied);
-    any other goes through `CaseSpec`, which accepts it or words its problems.
+    A record of the plain shape (`plain_spec`) has nothing pydantic would reject or change, so
+    it is taken as it is; any other goes through `CaseSpec`, which accepts it or words its
+    problems.
 
     Raises:
         ValidationError: The record is not a valid case.
     """
+    spec = plain_spec(data)
+    return CaseSpec.model_validate(data) if spec is None else spec
+
+
+def plain_spec(data: object) -> PlainCaseSpec | None:
+    """The record parsed from JSON (string keys) as a `PlainCaseSpec` when it has the plain
+    shape (known keys only; a non-empty string id; objects for the states, the input and the
+    metadata, the expected state given; a string prompt and a string or no message id; no
+    human verdicts), else None. The record is the caller's, freshly parsed: nothing is
+    copied."""
     if isinstance(data, dict) and data.keys() <= _CASE_KEYS:
         case_id = data.get("id")
         given = data.get("input")
@@ -83,4 +91,4 @@ def case_spec(data: object) -> CaseSpec | PlainCaseSpec:
                 metadata,
                 {},
             )
-    return CaseSpec.model_validate(data)
+    return None

@@ -38,6 +38,7 @@ __all__ = [
     "DocumentError",
     "json_value_problem",
     "parse_json",
+    "parse_json_line",
     "parse_yaml",
     "read_document",
 ]
@@ -196,6 +197,29 @@ def parse_json(text: str | bytes, *, checked: bool = False) -> Any:
     if not checked and not _plainly_within_limits(text):
         _check_value(value)
     return value
+
+
+def parse_json_line(text: bytes) -> tuple[Any, bool]:
+    """`parse_json`'s value of one line of a case file, and whether the line is plain: parsed
+    by orjson from ASCII bytes without a ``\\u`` escape or a NUL and with too few brackets to
+    nest past `MAX_DEPTH`. Every string of a plain line's value is text (no unpaired
+    surrogate) and every number in it is finite (orjson refuses ``NaN`` and ``Infinity``), so
+    it is a JSON value nothing needs to check again.
+
+    Raises:
+        DocumentError: The text is not JSON, or its value is outside the limits.
+    """
+    within = _plainly_within_limits(text)
+    if _TWENTY_DIGITS in text.translate(_DIGITS_AS_ONES):
+        value, plain = _parse_standard(text), False
+    else:
+        try:
+            value, plain = orjson.loads(text), within
+        except orjson.JSONDecodeError:
+            value, plain = _parse_standard(text), False
+    if not within:
+        _check_value(value)
+    return value, plain
 
 
 def _parse_standard(text: str | bytes) -> Any:

@@ -15,7 +15,7 @@ import mmap
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 import orjson
 
@@ -23,7 +23,7 @@ from stateval.errors import SuiteError
 from stateval.state import InterpretiveState
 from stateval.suite._case import Case
 
-__all__ = ["CaseHasher", "Cases", "FileCases", "MemoryCases"]
+__all__ = ["CaseHasher", "Cases", "FileCases", "MemoryCases", "plain_example_json"]
 
 
 def canonical_json(value: object) -> bytes:
@@ -48,16 +48,26 @@ _SORTED = orjson.OPT_SORT_KEYS
 
 def _state_json(state: InterpretiveState) -> tuple[bytes, bytes]:
     """``orjson.dumps(state.to_dict(), option=OPT_SORT_KEYS)``, and the part of it that may
-    hold a number (all of it, or only the confidence's text).
+    hold a number (all of it, or only the confidence's text; see `_flat_json`)."""
+    flat = state.flat_values
+    if flat is not None and flat.values:
+        return _flat_json(flat.values, flat.confidence, flat.message_id, flat.all_strings)
+    text = orjson.dumps(state.to_dict(), option=_SORTED)
+    return text, text
+
+
+def _flat_json(
+    values: dict[str, Any], confidence: float, message_id: str | None, all_strings: bool
+) -> tuple[bytes, bytes]:
+    """`_state_json` of the compact state of ``values`` (not empty), each with ``confidence``
+    and ``message_id``, and the part of it that may hold a number.
 
     A compact state of string values is written from one ``orjson.dumps`` of its values. Where
     that text holds no backslash, every quote in it is JSON's own, so ``","`` can only end a
     value and ``":"`` only join a path to its value, unless a path is that one character, or
     a value is ``","`` (checked: a value ``":"`` lost its first quote to the ``":"`` before
     it); the paths and values hold no number."""
-    flat = state.flat_values
-    if flat is not None and flat.all_strings and flat.values:
-        values = flat.values
+    if all_strings:
         text = orjson.dumps(values, option=_SORTED)
         if (
             b"\\" not in text
@@ -65,15 +75,43 @@ def _state_json(state: InterpretiveState) -> tuple[bytes, bytes]:
             and "," not in values
             and "," not in values.values()
         ):
-            confidence = orjson.dumps(flat.confidence)
-            shared = b'":[{"confidence":' + confidence
-            if flat.message_id is not None:
-                shared += b',"message_id":' + orjson.dumps(flat.message_id)
+            shown = orjson.dumps(confidence)
+            shared = b'":[{"confidence":' + shown
+            if message_id is not None:
+                shared += b',"message_id":' + orjson.dumps(message_id)
             # values first: what the second replace puts in is not looked at again
             body = text[1:-1].replace(b'","', b'"}],"').replace(b'":"', shared + b',"value":"')
-            return b'{"fields":{' + body + b"}]}}", confidence
-    text = orjson.dumps(state.to_dict(), option=_SORTED)
+            return b'{"fields":{' + body + b"}]}}", shown
+    common: dict[str, Any] = {"confidence": confidence}
+    if message_id is not None:
+        common["message_id"] = message_id
+    form = {"fields": {p: [{"value": v, **common}] for p, v in values.items()}}
+    text = orjson.dumps(form, option=_SORTED)  # `InterpretiveState.to_dict` of the state
     return text, text
+
+
+def _joined_example(
+    case_id: str, pre: bytes, given: bytes, post: bytes, meta: bytes, numbers: bytes
+) -> bytes | None:
+    """The example's text from its parts' texts, or None where ``numbers`` (the parts that
+    may hold a number) holds one orjson writes otherwise (see `canonical_json`)."""
+    if b"e-" in numbers or b"e+" in numbers or b"0.0000" in numbers:
+        return None
+    return b"".join(
+        (
+            b'{"input":{"case_id":',
+            orjson.dumps(case_id),
+            b',"input":',
+            given,
+            b',"pre_state":',
+            pre,
+            b'},"metadata":',
+            meta,
+            b',"output":{"post_state":',
+            post,
+            b"}}",
+        )
+    )
 
 
 def example_json(case: Case) -> bytes:
@@ -91,23 +129,34 @@ def example_json(case: Case) -> bytes:
     except TypeError:  # orjson refuses it: the standard library writes it (or says why not)
         return canonical_json(case.to_example())
     numbers = b"\0".join((pre_numbers, post_numbers, given, meta))  # no mark holds a NUL
-    if b"e-" in numbers or b"e+" in numbers or b"0.0000" in numbers:  # see `canonical_json`
-        return canonical_json(case.to_example())
-    return b"".join(
-        (
-            b'{"input":{"case_id":',
-            orjson.dumps(case.id),
-            b',"input":',
-            given,
-            b',"pre_state":',
-            pre,
-            b'},"metadata":',
-            meta,
-            b',"output":{"post_state":',
-            post,
-            b"}}",
-        )
-    )
+    example = _joined_example(case.id, pre, given, post, meta, numbers)
+    return canonical_json(case.to_example()) if example is None else example
+
+
+def plain_example_json(
+    case_id: str,
+    pre: dict[str, Any],
+    given: dict[str, Any],
+    expected: dict[str, Any],
+    all_strings: bool,
+    metadata: dict[str, Any],
+    confidence: float,
+) -> bytes | None:
+    """`example_json` of the case a plain case line makes (`stateval.suite._cases`), from
+    the values parsed from the line: its flat states (not empty; ``all_strings``: every
+    expected value is a string), its input as ``StructuredInput.to_dict`` writes it, its
+    metadata; None where a number in them may be written otherwise (the case itself is then
+    hashed). Every value is one orjson parsed from a plain line, so orjson writes it all."""
+    pre_strings = set(map(type, pre.values())) == _STR
+    pre_text, pre_numbers = _flat_json(pre, confidence, None, pre_strings)
+    post, post_numbers = _flat_json(expected, confidence, None, all_strings)
+    given_text = orjson.dumps(given, option=_SORTED)
+    meta = orjson.dumps(metadata, option=_SORTED)
+    numbers = b"\0".join((pre_numbers, post_numbers, given_text, meta))
+    return _joined_example(case_id, pre_text, given_text, post, meta, numbers)
+
+
+_STR = {str}
 
 
 class CaseHasher:
