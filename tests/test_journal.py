@@ -41,7 +41,15 @@ def test_results_and_acks_survive_reopening(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [2**70, 10**30 + 7, "caf\u00e9 \U0001f600", "\ud800 unpaired", [1.5e-7, -0.0, True, None]],
+    [
+        2**70,
+        10**30 + 7,
+        -(2**63) - 1,  # 19 digits, under 64 bits signed: orjson would read a float
+        [-(10**19) + 1, 2**64 - 1, -(2**63)],
+        "caf\u00e9 \U0001f600",
+        "\ud800 unpaired",
+        [1.5e-7, -0.0, True, None],
+    ],
 )
 def test_a_result_reads_back_as_it_was_recorded(tmp_path: Path, value: object) -> None:
     # whichever encoder writes it (a wide integer or an unpaired surrogate takes the slow one)

@@ -321,3 +321,17 @@ def test_a_journaled_compact_state_is_read_back_compact_and_the_rest_as_candidat
         assert read.to_dict() == data
     with pytest.raises(InvalidConfidenceError):
         InterpretiveState.from_dict({"fields": {"a": [{"value": 1, "confidence": 2.0}]}})
+    # a null confidence is refused, not given the next candidate's confidence and message id
+    null_first = {
+        "a": [{"value": 1, "confidence": None}],
+        "b": [{"value": 2, "confidence": 0.5, "message_id": "m"}],
+    }
+    with pytest.raises(InvalidConfidenceError, match="at 'a'"):
+        InterpretiveState.from_dict({"fields": null_first})
+    # a message id of None written or not is the same; any other key is not the compact form
+    written = {"a": [{"value": 1, "confidence": 0.5, "message_id": None}]}
+    both = {"fields": {**written, "b": [{"value": 2, "confidence": 0.5}]}}
+    assert InterpretiveState.from_dict(both).flat_values is not None
+    other = {"fields": {**written, "b": [{"value": 2, "confidence": 0.5, "inference": "x"}]}}
+    assert InterpretiveState.from_dict(other).flat_values is None
+    assert InterpretiveState.from_dict(other).to_dict()["fields"]["b"][0]["inference"] == "x"

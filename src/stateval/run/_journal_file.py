@@ -47,8 +47,10 @@ LINGER = 0.02
 WAKE_AT = 64
 """Records in a batch that wake the writer before `LINGER` is over."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
-_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
-_TWENTY_DIGITS = b"1" * 20  # twenty digits in a row, after `_DIGITS_AS_ONES`
+# a digit or a minus sign as "1", any other byte as "0": an integer orjson reads as a float
+# (past 64 bits: 20 digits, or a minus sign and 19) is twenty ones in a row
+_DIGITS_AS_ONES = bytes(0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256))
+_TWENTY_DIGITS = b"1" * 20  # twenty digits (or a minus and 19) in a row, after `_DIGITS_AS_ONES`
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +234,8 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
         JournalError: The line is not a JSON object.
     """
     where = f"{path}:{number}" if number is not None else str(path)
-    # orjson reads a number of 20 digits or more as a float (an integer past 64 bits would
-    # change): such lines, and what orjson refuses (NaN, an escaped unpaired surrogate:
+    # orjson reads an integer past 64 bits (20 digits or more, or a minus sign and 19: under
+    # -2**63) as a float: such lines, and what orjson refuses (NaN, an escaped unpaired surrogate:
     # `encode_record`'s lines), are read by the json module, as every line was before
     if _TWENTY_DIGITS in raw.translate(_DIGITS_AS_ONES):
         record = _parse_standard(raw, where)

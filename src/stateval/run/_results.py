@@ -187,19 +187,21 @@ class CaseResult:
         try:
             post = data["post_state"]
             pre = data.get("pre_state")
-            return cls(
-                case_id=str(data["case_id"]),
-                post_state=None if post is None else InterpretiveState.from_dict(post),
-                error=data.get("error"),
-                error_type=data.get("error_type"),
-                time_used=float(data.get("time_used") or 0.0),
-                trace_id=data.get("trace_id"),
-                span_id=data.get("span_id"),
-                raw_output=data.get("raw_output"),
-                started_at=data.get("started_at"),
-                judgements=tuple(Judgement.from_dict(j) for j in data.get("judgements") or ()),
-                repetition=int(data.get("repetition") or 1),
-                pre_state=None if pre is None else InterpretiveState.from_dict(pre),
+            judged = data.get("judgements")
+            get = data.get
+            return cls(  # positional, in field order (once a case when rescoring)
+                str(data["case_id"]),
+                None if post is None else InterpretiveState.from_dict(post),
+                get("error"),
+                get("error_type"),
+                float(get("time_used") or 0.0),
+                get("trace_id"),
+                get("raw_output"),
+                get("started_at"),
+                tuple(map(Judgement.from_dict, judged)) if judged else (),
+                get("span_id"),
+                int(get("repetition") or 1),
+                None if pre is None else InterpretiveState.from_dict(pre),
             )
         except (KeyError, TypeError, ValueError, StatevalError) as exc:
             raise JournalError(f"malformed case result record: {exc}") from exc

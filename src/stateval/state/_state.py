@@ -50,26 +50,38 @@ def _compact(fields: Mapping[str, Any]) -> InterpretiveState | None:
     None; None too for anything `InterpretiveState.from_dict` would refuse, so that it words
     the problem."""
     values: dict[str, Any] = {}
-    confidence: Any = None
+    confidence: Any = _ABSENT  # not None: a null confidence is refused, not skipped
     message_id: Any = None
-    for path, candidates in fields.items():
-        if candidates.__class__ is not list or len(candidates) != 1:
-            return None
-        candidate = candidates[0]
-        if candidate.__class__ is not dict or candidate.keys() not in _SHARED_KEYS:
-            return None
-        conf = candidate["confidence"]
-        if confidence is None:
-            confidence, message_id = conf, candidate.get("message_id")
-        elif (
-            conf.__class__ is not confidence.__class__
-            or conf != confidence
-            or (not conf and str(conf) != str(confidence))  # 0.0 is not -0.0
-            or candidate.get("message_id") != message_id
-        ):
-            return None
-        values[path] = candidate["value"]
-    if confidence is None or confidence.__class__ is not float:
+    size = 0
+    try:  # a dict of the first's size holding its keys has no other (KeyError when one lacks)
+        for path, candidates in fields.items():
+            if candidates.__class__ is not list or len(candidates) != 1:
+                return None
+            candidate = candidates[0]
+            if candidate.__class__ is not dict:
+                return None
+            conf = candidate["confidence"]
+            if confidence is _ABSENT:
+                if candidate.keys() not in _SHARED_KEYS:
+                    return None
+                confidence, message_id, size = conf, candidate.get("message_id"), len(candidate)
+            elif (
+                conf.__class__ is not confidence.__class__
+                or conf != confidence
+                or (not conf and str(conf) != str(confidence))  # 0.0 is not -0.0
+                or (  # another size than the first, or another message id
+                    (
+                        len(candidate) != size
+                        or (size == 3 and candidate["message_id"] != message_id)
+                    )
+                    and not _shares(candidate, message_id)
+                )
+            ):
+                return None
+            values[path] = candidate["value"]
+    except KeyError:
+        return None
+    if confidence.__class__ is not float:  # nor _ABSENT: no field
         return None
     if message_id is not None and (
         message_id.__class__ is not str or _SURROGATE.search(message_id)
@@ -79,6 +91,12 @@ def _compact(fields: Mapping[str, Any]) -> InterpretiveState | None:
         return InterpretiveState.from_flat(values, confidence, message_id)
     except StateError:
         return None
+
+
+def _shares(candidate: dict[str, Any], message_id: Any) -> bool:
+    """Whether a candidate of another size than the first (a message id of None written, or
+    not) has only shared keys, and the first's message id."""
+    return candidate.keys() in _SHARED_KEYS and candidate.get("message_id") == message_id
 
 
 class FlatValues:
