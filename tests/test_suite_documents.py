@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from stateval.errors import SuiteProblemsError
 from stateval.suite import load_suite
-from stateval.suite._documents import DocumentError, parse_json
+from stateval.suite._documents import DocumentError, parse_json, parse_json_line
 
 _HEAD = 'mutator: {type: python, callable: "builtins:print"}\n'
 _CASE = "cases:\n  inline:\n    - {id: c1, input: {prompt: x}, expected_post_state: {n: VALUE}}\n"
@@ -120,6 +121,8 @@ def test_parse_json_gives_the_standard_librarys_values(value: object) -> None:
     text = json.dumps(value)
     assert repr(parse_json(text)) == repr(json.loads(text))
     assert repr(parse_json(text.encode())) == repr(json.loads(text.encode()))
+    for line in (text.encode(), json.dumps(value, ensure_ascii=False).encode()):
+        assert repr(parse_json_line(line)[0]) == repr(json.loads(line))
 
 
 @pytest.mark.parametrize(
@@ -145,3 +148,33 @@ def test_parse_json_words_a_syntax_error_as_the_standard_library(text: str) -> N
         parse_json(text)
     assert caught.value.message == f"invalid JSON: {expected.value.msg}"
     assert caught.value.line == expected.value.lineno
+
+
+@pytest.mark.parametrize(
+    ("line", "plain"),
+    [
+        (b'{"a": "x", "b": [1, 2.5, null]}', True),
+        ('{"a": "\u00e9\U0001f600\u2028"}'.encode(), True),  # UTF-8 beyond ASCII
+        (b'{"a": "\\u00e9"}', False),  # an escape
+        (b'{"a": "\\ud800"}', False),  # a lone surrogate: refused by the limits
+        (b'{"a": "\xed\xa0\x80"}', False),  # a surrogate's bytes: not UTF-8
+        (b'{"a": NaN}', False),
+        (b'{"n": 18446744073709551616}', False),
+        (b"[" * 101 + b"]" * 101, False),  # nests too deep
+        (('{"a": "' + "[" * 101 + '\u00e9"}').encode(), False),  # brackets in a string count
+    ],
+)
+def test_a_case_line_is_plain_only_where_its_value_needs_no_check(line: bytes, plain: bool) -> None:
+    # a plain line's value is what parse_json reads, and nothing in it needs checking again
+    try:
+        expected: object = parse_json(line)
+    except (DocumentError, UnicodeDecodeError) as exc:
+        expected = exc
+    if isinstance(expected, Exception):
+        with pytest.raises(type(expected), match=re.escape(str(expected))):
+            parse_json_line(line)
+        assert not plain
+        return
+    value, got = parse_json_line(line)
+    assert repr(value) == repr(expected)
+    assert got is plain

@@ -201,10 +201,10 @@ def parse_json(text: str | bytes, *, checked: bool = False) -> Any:
 
 def parse_json_line(text: bytes) -> tuple[Any, bool]:
     """`parse_json`'s value of one line of a case file, and whether the line is plain: parsed
-    by orjson from ASCII bytes without a ``\\u`` escape or a NUL and with too few brackets to
-    nest past `MAX_DEPTH`. Every string of a plain line's value is text (no unpaired
-    surrogate) and every number in it is finite (orjson refuses ``NaN`` and ``Infinity``), so
-    it is a JSON value nothing needs to check again.
+    by orjson, without a ``\\u`` escape and with too few brackets to nest past `MAX_DEPTH`.
+    Every string of a plain line's value is text (orjson reads only valid UTF-8, which holds
+    no surrogate, and no escape could write one) and every number in it is finite (orjson
+    refuses ``NaN`` and ``Infinity``), so it is a JSON value nothing needs to check again.
 
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
@@ -214,10 +214,14 @@ def parse_json_line(text: bytes) -> tuple[Any, bool]:
         value, plain = _parse_standard(text), False
     else:
         try:
-            value, plain = orjson.loads(text), within
+            value = orjson.loads(text)
         except orjson.JSONDecodeError:
             value, plain = _parse_standard(text), False
-    if not within:
+        else:  # UTF-8 text beyond ASCII is plain too: no surrogate, no escape to make one
+            plain = within or (
+                b"\\u" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH
+            )
+    if not plain and not within:
         _check_value(value)
     return value, plain
 

@@ -79,9 +79,10 @@ def _flat_json(
             shared = b'":[{"confidence":' + shown
             if message_id is not None:
                 shared += b',"message_id":' + orjson.dumps(message_id)
+            shared += b',"value":"'
             # values first: what the second replace puts in is not looked at again
-            body = text[1:-1].replace(b'","', b'"}],"').replace(b'":"', shared + b',"value":"')
-            return b'{"fields":{' + body + b"}]}}", shown
+            body = text.replace(b'","', b'"}],"').replace(b'":"', shared)
+            return b'{"fields":' + body + b"]}}", shown
     common: dict[str, Any] = {"confidence": confidence}
     if message_id is not None:
         common["message_id"] = message_id
