@@ -130,6 +130,7 @@ def test_parse_json_gives_the_standard_librarys_values(value: object) -> None:
     [
         '{"a": NaN, "b": -Infinity}',
         '{"n": 18446744073709551616}',
+        '{"n": -9223372036854775809, "m": -9999999999999999999}',  # under -2**63: 19 digits
         '{"n": 123456789012345678901234567890, "m": 1.5}',
         '{"a": 1, "b": 2, "a": 3}',
         "[1e400, -0.0, 0.1e-400]",
@@ -160,6 +161,7 @@ def test_parse_json_words_a_syntax_error_as_the_standard_library(text: str) -> N
         (b'{"a": "\xed\xa0\x80"}', False),  # a surrogate's bytes: not UTF-8
         (b'{"a": NaN}', False),
         (b'{"n": 18446744073709551616}', False),
+        (b'{"n": -9223372036854775809}', False),
         (b"[" * 101 + b"]" * 101, False),  # nests too deep
         (('{"a": "' + "[" * 101 + '\u00e9"}').encode(), False),  # brackets in a string count
     ],

@@ -51,10 +51,12 @@ MAX_INT_DIGITS: Final = 4_300
 _TAG = "tag:yaml.org,2002:"
 _REFUSED_TAGS: Final = ("timestamp", "binary", "set", "omap", "pairs")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_LONG_DIGITS: Final = re.compile(r"[0-9]{20}")
-# the bytes of a text with each ASCII digit as b"1" and anything else as b"0": a run of 20
-# digits is then a substring search, ~20x faster than the regular expression on a case line
-_DIGITS_AS_ONES: Final = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+# 20 digits, or a minus and 19: a number orjson may read otherwise than the standard library
+# (an integer past 64 bits, or under -2**63, which orjson makes a float)
+_LONG_DIGITS: Final = re.compile(r"[0-9]{20}|-[0-9]{19}")
+# the bytes of a text with each ASCII digit and minus as b"1" and anything else as b"0": a run
+# of 20 is then a substring search, ~20x faster than the regular expression on a case line
+_DIGITS_AS_ONES: Final = bytes(0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256))
 _TWENTY_DIGITS: Final = b"1" * 20
 
 
@@ -177,8 +179,9 @@ def parse_json(text: str | bytes, *, checked: bool = False) -> Any:
 
     The text is parsed by orjson, which reads a subset of what the standard library reads, to
     the same values; what it refuses (``NaN``, a text that is not JSON...) or reads otherwise
-    (a number of 20 digits or more, which may be an integer past 64 bits: orjson makes it a
-    float) is parsed by the standard library, whose value or error message is the answer.
+    (a number of 20 digits or more, or of a minus and 19, which may be an integer past 64 bits
+    or under -2**63: orjson makes it a float) is parsed by the standard library, whose value
+    or error message is the answer.
 
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
