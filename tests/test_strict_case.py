@@ -57,7 +57,9 @@ def test_a_case_decided_as_columns_reads_like_its_comparison_split_and_edits(
     assert case.comparison.counts == general.counts  # read before deciding: from the columns
     assert case.comparison.paths == general.paths
     assert case.comparison.statuses == general.statuses
-    assert case.comparison.fields == general.fields
+    assert case.comparison.unmatched() == tuple(f for f in general.fields if not f.matched)
+    assert case.comparison.fields == general.fields  # made from the status codes
+    assert [f.to_dict() for f in case.comparison.fields] == [f.to_dict() for f in general.fields]
     split, delta = split_delta(general, pre, expected, policies), case.delta()
     assert (delta.changed_paths, delta.preserved_paths) == (
         split.changed_paths,

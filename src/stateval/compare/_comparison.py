@@ -167,6 +167,13 @@ class StateComparison:
         paths, _ = self._decided()
         return tuple(self._at(i) for i in range(len(paths)))
 
+    def unmatched(self) -> tuple[FieldComparison, ...]:
+        """The comparisons of the fields that do not match, in order (``f for f in fields if
+        not f.matched``), made without making the matching ones'."""
+        _, statuses = self._decided()
+        matching = FieldStatus.MATCHING
+        return tuple(self._at(i) for i, s in enumerate(statuses) if s is not matching)
+
     @property
     def paths(self) -> tuple[str, ...]:
         """The compared paths, in order."""

@@ -27,12 +27,12 @@ from stateval.compare._comparison import (
     FieldComparison,
     FieldStatus,
     StateComparison,
-    compare_field,
 )
 from stateval.compare._delta import DeltaComparison, delta_of
 from stateval.compare._edits import CELLS, EditOp, FieldEdit
 from stateval.compare._edits import _edit as shared_edit
 from stateval.compare._field_policies import STRICT, STRICT_VALUE, FieldPolicies
+from stateval.compare._policy import MatchPolicy
 from stateval.state import InterpretiveState
 
 _T = TypeVar("_T")
@@ -257,6 +257,19 @@ class StrictCase:
 
 
 _NOT = bytes(code == 0 for code in range(256))
+_SEED_RULE = MatchPolicy()
+_VERDICTS = {
+    (value, conf, ignored): verdict + (" (confidence ignored)" if ignored else "")
+    for value, conf, verdict in (
+        (True, True, "match"),
+        (False, True, "value differs"),
+        (True, False, "confidence differs"),
+        (False, False, "value and confidence differ"),
+    )
+    for ignored in (False, True)
+}
+"""(values equal, confidences equal or ignored, confidence ignored) -> a strict field's
+verdict (`compare_field`'s)."""
 
 
 def _field_edit(path: str, code: int) -> FieldEdit:
@@ -275,9 +288,29 @@ def _comparison(
     paths, codes, counts = case.paths, case.statuses_code, case.counts
 
     def make(i: int) -> FieldComparison:
-        path = paths[i]
-        return compare_field(
-            path, expected.best(path), actual.best(path), resolved.plan(path)[0], policies=resolved
+        # what `compare_field` makes, from the field's status code and its two candidates
+        # (a report reads every field: no policy machinery, no match verdicts per field)
+        path, code = paths[i], codes[i]
+        if code == _MISSING:
+            return FieldComparison(path, FieldStatus.MISSING, expected.best(path), None, "missing")
+        if code == _EXTRA:
+            return FieldComparison(path, FieldStatus.EXTRA, None, actual.best(path), "extra")
+        want, got = expected.best(path), actual.best(path)
+        assert want is not None  # the status says both states hold it
+        assert got is not None
+        policy = resolved.plan(path)[0]
+        ignored = policy.confidence == "ignore"
+        value = want.value == got.value  # strings: strict JSON equality
+        conf = ignored or want.confidence == got.confidence
+        return FieldComparison(
+            path,
+            STATUSES[code],
+            want,
+            got,
+            _VERDICTS[value, conf, ignored],
+            value_matched=value,
+            confidence_matched=conf,
+            policy=None if policy == _SEED_RULE else policy,
         )
 
     def decide() -> tuple[

@@ -17,7 +17,7 @@ __all__ = ["junit_xml", "write_junit_report"]
 
 
 def _failure_text(score: CaseScore) -> tuple[str, str]:
-    wrong = [f for f in score.comparison.fields if not f.matched]
+    wrong = score.comparison.unmatched()
     names = ", ".join(f"{f.path} ({f.status.value})" for f in wrong)
     checks = score.failed_checks
     parts = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from stateval.checks import Criterion, check_criteria, field_value
 from stateval.compare import (
+    FIELD_PREFIX,
     CaseMetrics,
     CaseScores,
     FieldPolicies,
@@ -195,7 +196,13 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         assert core is not None
         evaluations = [evaluation(s) for s in core.case_level() if s.score is not None]
         evaluations.extend(evaluation(s) for s in core.edit_ops())
-        evaluations.extend(evaluation(s) for s in core.fields())
+        if strict is None:
+            evaluations.extend(evaluation(s) for s in core.fields())
+        else:  # no failure, verdict or records: each read off its field's comparison
+            evaluations.extend(
+                Evaluation(f"{FIELD_PREFIX}{f.path}", f.score, f.status.value, f.explanation)
+                for f in core.comparison.fields
+            )
         evaluations.extend(checks)
         return evaluations
 
