@@ -16,9 +16,9 @@ numpy nor the run machinery until a name that needs them is used.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from stateval._lazy import lazy_names
 from stateval._version import __version__
 
 if TYPE_CHECKING:
@@ -268,13 +268,7 @@ _WHERE = {
 """The module each public name is imported from on first use."""
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE, globals())
 
 
 def __dir__() -> list[str]:

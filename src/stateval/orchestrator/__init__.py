@@ -10,9 +10,9 @@ need `stateval.traces`: ~0.2 s of every ``stateval run``'s start).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from stateval._lazy import lazy_names
 from stateval.orchestrator._conclude import RunResult, RunView, undelivered
 from stateval.orchestrator._merge import merge_runs
 from stateval.orchestrator._orchestrate import carry_out
@@ -46,14 +46,8 @@ __all__ = [
     "undelivered",
 ]
 
-_LAZY = {name: "_traces" for name in ("TracesResult", "TracesView", "carry_out_traces")}
+_LAZY = {name: "._traces" for name in ("TracesResult", "TracesView", "carry_out_traces")}
 """Names imported from their module when first asked for."""
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())

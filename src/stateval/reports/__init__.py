@@ -6,9 +6,9 @@ JUnit XML) and of a monitor run (terminal, JSON, Markdown) and of a monitor meas
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from stateval._lazy import lazy_names
 from stateval.reports._atomic import atomic_file, write_atomically
 from stateval.reports._formats import REPORT_FORMATS, ReportFormat, ReportRequest
 
@@ -74,37 +74,31 @@ __all__ = [
 # The writers load the run machinery; the table above does not, so `stateval --help` lists the
 # report options without it. The rest is imported on first use (PEP 562).
 _LAZY = {
-    "require_charts": "_charts",
-    "HtmlSection": "_html",
-    "html_report": "_html",
-    "write_html_report": "_html",
-    "write_json_report": "_json",
-    "junit_xml": "_junit",
-    "write_junit_report": "_junit",
-    "markdown_report": "_markdown",
-    "write_markdown_report": "_markdown",
-    "rates_markdown": "_monitor_measures",
-    "recall_markdown": "_monitor_measures",
-    "inert_summary": "_mutation",
-    "mutation_junit_xml": "_mutation",
-    "print_mutation_report": "_mutation",
-    "write_mutation_json": "_mutation",
-    "write_mutation_junit": "_mutation",
-    "diff_html_report": "_regressions",
-    "regression_section": "_regressions",
-    "write_diff_html_report": "_regressions",
-    "print_summary": "_terminal",
-    "print_traces_summary": "_traces",
-    "traces_markdown": "_traces",
-    "write_traces_json": "_traces",
-    "write_traces_markdown": "_traces",
+    "require_charts": "._charts",
+    "HtmlSection": "._html",
+    "html_report": "._html",
+    "write_html_report": "._html",
+    "write_json_report": "._json",
+    "junit_xml": "._junit",
+    "write_junit_report": "._junit",
+    "markdown_report": "._markdown",
+    "write_markdown_report": "._markdown",
+    "rates_markdown": "._monitor_measures",
+    "recall_markdown": "._monitor_measures",
+    "inert_summary": "._mutation",
+    "mutation_junit_xml": "._mutation",
+    "print_mutation_report": "._mutation",
+    "write_mutation_json": "._mutation",
+    "write_mutation_junit": "._mutation",
+    "diff_html_report": "._regressions",
+    "regression_section": "._regressions",
+    "write_diff_html_report": "._regressions",
+    "print_summary": "._terminal",
+    "print_traces_summary": "._traces",
+    "traces_markdown": "._traces",
+    "write_traces_json": "._traces",
+    "write_traces_markdown": "._traces",
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
