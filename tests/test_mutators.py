@@ -203,6 +203,17 @@ def test_structured_input_copies_and_freezes_its_metadata() -> None:
     assert StructuredInput(prompt="hi", message_id="m-1").metadata == {}
 
 
+def test_an_input_of_checked_parts_is_the_input_made_of_them() -> None:
+    # a case line read again makes its input without checking or copying its metadata again
+    metadata: dict[str, object] = {"turn": 1, "tags": ["a"]}
+    message = StructuredInput.of_checked("hi", "m-1", metadata)
+    assert message == StructuredInput("hi", "m-1", {"turn": 1, "tags": ["a"]})
+    assert repr(message) == repr(StructuredInput("hi", "m-1", {"turn": 1, "tags": ["a"]}))
+    with pytest.raises(TypeError):
+        message.metadata["turn"] = 3  # type: ignore[index]
+    assert pickle.loads(pickle.dumps(message)) == message
+
+
 def test_structured_input_survives_deepcopy_and_pickle() -> None:
     message = StructuredInput(prompt="hi", message_id="m-1", metadata={"tags": ["a"]})
     for clone in (copy.deepcopy(message), pickle.loads(pickle.dumps(message))):

@@ -229,6 +229,23 @@ def test_round_trip_and_copy_preserve_any_flat_state(
     assert state.to_flat() == values
 
 
+@given(st.dictionaries(_paths, _json_scalars, max_size=8), st.floats(0, 1))
+def test_flat_values_read_again_make_the_state_they_made(
+    values: dict[str, object], conf: float
+) -> None:
+    # checked: the values an earlier from_flat accepted, kept; all_strings as it found them
+    first = InterpretiveState.from_flat(values, confidence=conf)
+    flat = first.flat_values
+    strings = None if flat is None else flat.all_strings
+    for known in (None, strings):
+        again = InterpretiveState.from_flat(dict(values), conf, checked=True, all_strings=known)
+        assert again == first
+        assert again.to_dict() == first.to_dict()
+        kept = again.flat_values
+        assert (kept is None) == (flat is None)
+        assert kept is None or (flat is not None and kept.all_strings == flat.all_strings)
+
+
 @given(
     st.dictionaries(_paths, _json_scalars, max_size=8),
     st.floats(0, 1),

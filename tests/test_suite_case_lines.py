@@ -9,6 +9,7 @@ state from one ``orjson.dumps`` of its values where it can). A run reads each ca
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,11 @@ from stateval.errors import StateError, SuiteError
 from stateval.mutators import StructuredInput
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Case, load_suite
+from stateval.suite._case_file import read_case_file
 from stateval.suite._case_line import validate_line
+from stateval.suite._cases import PLAIN_LINE, POST_STRINGS, PRE_STRINGS
 from stateval.suite._documents import parse_json_line
-from stateval.suite._source import canonical_json, example_json
+from stateval.suite._source import FileCases, canonical_json, example_json
 
 # Cases the hash was taken of on main before `example_json` (0.x, 2533985): nested values,
 # the candidate form, numbers orjson and the standard library write differently, big
@@ -338,6 +341,110 @@ def test_a_plain_line_is_checked_and_hashed_as_the_case_built_from_it(
     assert found[0] == found[1]
     for _, example, *_ in found[1][2]:
         assert json.loads(example) is not None  # the text is JSON
+
+
+# rows that are mostly valid cases, many of them plain lines
+_VALID_PATH = st.sampled_from(["a", "b.c", ":", ",", "fields", "é", "x_1"])
+_VALID_STATE = st.dictionaries(_VALID_PATH, _LINE_TEXT, min_size=1, max_size=4) | (
+    st.dictionaries(_VALID_PATH, _LINE_VALUE, max_size=3)
+)
+_VALID_ROW = st.fixed_dictionaries(
+    {
+        "id": st.text(alphabet="abc", min_size=1, max_size=3),
+        "pre_state": _VALID_STATE,
+        "input": st.fixed_dictionaries(
+            {"prompt": _LINE_TEXT},
+            optional={
+                "message_id": st.none() | _LINE_TEXT,
+                "metadata": st.dictionaries(_LINE_TEXT, _LINE_VALUE, max_size=2),
+            },
+        ),
+        "expected_post_state": _VALID_STATE,
+    },
+    optional={
+        "metadata": st.dictionaries(_LINE_TEXT, _VALUE, max_size=2),
+        "actual_post_state": st.none() | _VALID_STATE,
+    },
+)
+
+
+@given(
+    rows=st.lists(_VALID_ROW, max_size=4, unique_by=lambda row: str(row["id"])),
+    confidence=st.sampled_from([1.0, 0.5, 1e-05]),
+    ascii_only=st.booleans(),
+)
+def test_a_plain_line_read_again_is_the_case_built_from_it(
+    rows: list[dict[str, Any]], confidence: float, ascii_only: bool
+) -> None:
+    # a line the load found plain is read again without its checks (PLAIN_LINE): the case is
+    # the one a JSON case file holds, built and checked, its states' all_strings included
+    with tempfile.TemporaryDirectory() as folder:
+        jsonl, held = Path(folder) / "c.jsonl", Path(folder) / "c.json"
+        jsonl.write_text("".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in rows))
+        held.write_text(json.dumps(rows, ensure_ascii=ascii_only))
+        problems: list[str] = []
+        built = read_case_file(held, "c.json", "flat", confidence, problems)
+        if problems:
+            return
+        for _ in range(2):  # the second load knows every path: its plain lines are plain
+            again = read_case_file(jsonl, "c.jsonl", "flat", confidence, problems)
+        assert not problems
+        assert again.hash == built.hash
+        read, want = list(again), list(built)
+        assert read == want
+        for case, other in zip(read, want, strict=True):
+            assert case.input.to_dict() == other.input.to_dict()
+            assert type(case.input.metadata) is type(other.input.metadata)
+            for state, wanted in (
+                (case.pre_state, other.pre_state),
+                (case.expected_post_state, other.expected_post_state),
+            ):
+                flat, flat_wanted = state.flat_values, wanted.flat_values
+                assert (flat is None) == (flat_wanted is None)
+                if flat is not None and flat_wanted is not None:
+                    assert flat.all_strings == flat_wanted.all_strings
+
+
+def test_a_plain_line_is_read_again_as_plain(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": "s",
+            "pre_state": {"a": "x"},
+            "input": {"prompt": "p"},
+            "expected_post_state": {"a": "y"},
+        },
+        {
+            "id": "n",
+            "pre_state": {"a": 1},
+            "input": {"prompt": "p"},
+            "expected_post_state": {"a": "y"},
+        },
+        {
+            "id": "m",
+            "pre_state": {"a": "x"},
+            "input": {"prompt": "p"},
+            "expected_post_state": {"a": None},
+        },
+        {"id": "e", "pre_state": {}, "input": {"prompt": "p"}, "expected_post_state": {"a": "y"}},
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for _ in range(2):
+        cases = read_case_file(path, "c.jsonl", "flat", 1.0, [])
+    assert isinstance(cases, FileCases)
+    kinds = [kind for kind in cases._kinds or b""]
+    assert kinds == [
+        PLAIN_LINE | PRE_STRINGS | POST_STRINGS,
+        PLAIN_LINE | POST_STRINGS,
+        PLAIN_LINE | PRE_STRINGS,
+        0,  # an empty state: built as any other line
+    ]
+    strings = [
+        (c.pre_state.flat_values.all_strings, c.expected_post_state.flat_values.all_strings)
+        for c in list(cases)[:3]
+        if c.pre_state.flat_values and c.expected_post_state.flat_values
+    ]
+    assert strings == [(True, True), (False, True), (True, False)]
 
 
 def test_a_plain_line_is_hashed_without_building_its_case(tmp_path: Path) -> None:

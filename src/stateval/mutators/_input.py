@@ -12,6 +12,9 @@ from stateval.state import check_json_value
 
 __all__ = ["StructuredInput"]
 
+_new = object.__new__
+_set = object.__setattr__
+
 
 @dataclass(frozen=True, slots=True)
 class StructuredInput:
@@ -39,12 +42,23 @@ class StructuredInput:
             raise InvalidValueError(self.prompt, "StructuredInput.prompt must be a string")
         if not isinstance(self.message_id, str):
             raise InvalidValueError(self.message_id, "StructuredInput.message_id must be a string")
-        if not isinstance(self.metadata, Mapping):
+        if self.metadata.__class__ is not dict and not isinstance(self.metadata, Mapping):
             raise InvalidValueError(self.metadata, "StructuredInput.metadata must be a mapping")
         copied = dict(self.metadata)
         if copied:
             check_json_value(copied, "metadata")
         object.__setattr__(self, "metadata", MappingProxyType(copied))
+
+    @classmethod
+    def of_checked(cls, prompt: str, message_id: str, metadata: dict[str, Any]) -> StructuredInput:
+        """The input of parts an earlier input was made of (read again from a case line
+        unchanged since, say): nothing is checked again, and ``metadata``, a fresh dict the
+        caller gives up, is frozen as it is, not copied."""
+        made: StructuredInput = _new(cls)
+        _set(made, "prompt", prompt)
+        _set(made, "message_id", message_id)
+        _set(made, "metadata", MappingProxyType(metadata))
+        return made
 
     def __repr__(self) -> str:
         return (

@@ -318,18 +318,21 @@ class InterpretiveState:
         message_id: str | None = None,
         *,
         checked: bool = False,
+        all_strings: bool | None = None,
     ) -> InterpretiveState:
         """One candidate per path from ``{path: value}``, each with ``confidence``.
 
         With ``checked``, ``values`` is a dict whose every path and value were accepted by
         an earlier ``from_flat`` (the same values read again, e.g. a case line known not to
         have changed since it was loaded): nothing is checked again, and the dict is kept,
-        not copied (the caller gives it up)."""
+        not copied (the caller gives it up); ``all_strings``, when given, says whether every
+        value is a string (what the earlier reading found), so the values are not looked at."""
         if not values:
             return cls()
         if checked and type(values) is dict and type(confidence) is float:
-            kinds = set(map(type, values.values()))
-            return cls({}, FlatValues(values, confidence, message_id, kinds == _STR))
+            if all_strings is None:
+                all_strings = set(map(type, values.values())) == _STR
+            return cls({}, FlatValues(values, confidence, message_id, all_strings))
         first = next(iter(values))
         if confidence.__class__ is float and 0.0 <= confidence <= 1.0:
             conf = confidence

@@ -54,6 +54,7 @@ class CasesPart:
         ids: The valid cases' ids, in file order (while the part found no problem).
         offsets: Their lines' byte offsets.
         checksums: Their lines' CRC-32.
+        kinds: What the pass found of each of their lines (`ValidLine.kind`).
         seen: The id of every record whose fields validated, in file order, and
             ``seen_lines`` their lines (duplicates are found when the parts are combined).
         problems: ``(line, problem line)``, in file order.
@@ -66,6 +67,7 @@ class CasesPart:
     ids: list[str]
     offsets: array[int]
     checksums: array[int]
+    kinds: bytearray
     seen: list[str]
     seen_lines: array[int]
     problems: list[tuple[int, str]]
@@ -164,6 +166,7 @@ def read_part(
     ids: list[str] = []
     offsets = array("q")
     checksums = array("I")
+    kinds = bytearray()
     seen = _SeenLog()
     turns = None if episodes is None else _TurnLog(episodes)
     problems: list[str] = []
@@ -197,6 +200,7 @@ def read_part(
                         ids.append(valid.id)
                         offsets.append(start)
                         checksums.append(zlib.crc32(raw))
+                        kinds.append(valid.kind)
                         if visit is not None:
                             visit(
                                 valid.id, valid.gold, valid.all_strings, valid.human, valid.metadata
@@ -205,9 +209,11 @@ def read_part(
                     located.extend((number, p) for p in problems[before:])
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        return CasesPart([], array("q"), array("I"), [], array("q"), [], [], [], None, reason)
+        return CasesPart(
+            [], array("q"), array("I"), bytearray(), [], array("q"), [], [], [], None, reason
+        )
     logged = [] if turns is None else turns.turns
-    return CasesPart(ids, offsets, checksums, seen.ids, seen.lines, located, drafts, logged)
+    return CasesPart(ids, offsets, checksums, kinds, seen.ids, seen.lines, located, drafts, logged)
 
 
 def combine(
@@ -245,9 +251,11 @@ def combine(
     ids = [case_id for part in found for case_id in part.ids]
     offsets = [offset for part in found for offset in part.offsets]
     checksums = array("I")
+    kinds = bytearray()
     left_out = 0
     for part in found:
         checksums.extend(part.checksums)
+        kinds += part.kinds
         left_out += len(part.drafts)
         if drafts is not None:
             drafts.extend(part.drafts)
@@ -256,10 +264,12 @@ def combine(
                 episodes.add(*turn)
     grouping = None if episodes is None else episodes.spec
 
-    def read(raw: bytes) -> Case:
-        return _case_from_line(raw, fmt, confidence, grouping)
+    def read(raw: bytes, kind: int) -> Case:
+        return _case_from_line(raw, kind, fmt, confidence, grouping)
 
-    return FileCases(path, ids, offsets, digest(), read, skipped=left_out, checksums=checksums)
+    return FileCases(
+        path, ids, offsets, digest(), read, skipped=left_out, checksums=checksums, kinds=kinds
+    )
 
 
 class _ExampleFile:

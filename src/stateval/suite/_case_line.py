@@ -17,7 +17,16 @@ from typing import Any, NamedTuple
 from stateval.state import paths_known
 from stateval.suite._case import Case
 from stateval.suite._case_spec import PlainCaseSpec, plain_spec
-from stateval.suite._cases import SeenIds, StateFormat, _build_record, _Record, duplicate_problem
+from stateval.suite._cases import (
+    PLAIN_LINE,
+    POST_STRINGS,
+    PRE_STRINGS,
+    SeenIds,
+    StateFormat,
+    _build_record,
+    _Record,
+    duplicate_problem,
+)
 from stateval.suite._episodes import EpisodeIndexer, episode_keys
 from stateval.suite._source import example_json, plain_example_json
 
@@ -37,6 +46,8 @@ class ValidLine(NamedTuple):
             known either way).
         human: The paths with a human verdict.
         metadata: The case's metadata.
+        kind: What the case is read again from (`PLAIN_LINE`, with `PRE_STRINGS` and
+            `POST_STRINGS`: see `stateval.suite._cases`), or 0.
     """
 
     id: str
@@ -45,6 +56,7 @@ class ValidLine(NamedTuple):
     all_strings: bool
     human: Collection[str]
     metadata: Mapping[str, Any]
+    kind: int = 0
 
     @classmethod
     def of(cls, case: Case) -> ValidLine:
@@ -125,11 +137,13 @@ def _plain_line(spec: PlainCaseSpec, confidence: float) -> ValidLine | None:
         "message_id": given.message_id or case_id,
         "metadata": given.metadata,
     }
+    pre_strings = set(map(type, pre.values())) == _STR
     all_strings = set(map(type, expected.values())) == _STR
     metadata = spec.metadata
     example = plain_example_json(
-        case_id, pre, as_given, expected, all_strings, metadata, confidence
+        case_id, pre, as_given, expected, pre_strings, all_strings, metadata, confidence
     )
     if example is None:
         return None
-    return ValidLine(case_id, example, expected, all_strings, (), metadata)
+    kind = PLAIN_LINE | (PRE_STRINGS if pre_strings else 0) | (POST_STRINGS if all_strings else 0)
+    return ValidLine(case_id, example, expected, all_strings, (), metadata, kind)

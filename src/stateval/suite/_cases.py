@@ -7,8 +7,9 @@ import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
+import orjson
 from pydantic import ValidationError
 
 from stateval.calibration import HUMAN_LABELS, HumanVerdict
@@ -29,6 +30,9 @@ from stateval.suite._problems import (
 )
 
 __all__ = [
+    "PLAIN_LINE",
+    "POST_STRINGS",
+    "PRE_STRINGS",
     "CaseFileRef",
     "SeenIds",
     "build_case",
@@ -172,12 +176,30 @@ class CaseFileRef:
         return format_problem(self.suite, self.line, None, "cases.file", message)
 
 
+PLAIN_LINE: Final = 1
+"""A line's kind (`FileCases`): the load pass parsed it with orjson alone and found it a plain
+case (`stateval.suite._case_line`): a record of the plain shape (`plain_spec`), flat states
+of known paths and JSON values, not empty and not in the candidate form, no episode
+problem."""
+PRE_STRINGS: Final = 2
+"""A line's kind: with `PLAIN_LINE`, every value of its pre-state is a string."""
+POST_STRINGS: Final = 4
+"""A line's kind: with `PLAIN_LINE`, every value of its expected post-state is a string."""
+
+
 def _case_from_line(
-    raw: bytes, fmt: StateFormat, confidence: float, episodes: EpisodesSpec | None
+    raw: bytes,
+    kind: int,
+    fmt: StateFormat,
+    confidence: float,
+    episodes: EpisodesSpec | None,
 ) -> Case:
     """One case from a JSONL line validated when the suite was loaded and unchanged since
-    (`FileCases` compares its checksum): what was checked then (the limits of its JSON, the
-    paths and values of its flat states, its metadata) is not checked again."""
+    (`FileCases` compares its checksum), of ``kind`` (what the load pass found of it): what
+    was checked then (the limits of its JSON, the paths and values of its flat states, its
+    metadata, a plain line's shape) is not checked again."""
+    if kind & PLAIN_LINE:
+        return _plain_line_case(orjson.loads(raw), kind, confidence, episodes)
     try:
         spec = case_spec(parse_json(raw, checked=True))
     except (ValueError, ValidationError, DocumentError) as exc:
@@ -221,6 +243,48 @@ def _plain_case(
         spec.metadata,  # parsed from the line for this case alone: not copied
         {},
         spec.actual_post_state,
+        episode_id,
+        turn_index,
+    )
+
+
+def _plain_line_case(
+    data: dict[str, Any], kind: int, confidence: float, episodes: EpisodesSpec | None
+) -> Case:
+    """`_plain_case` of a line the load pass found plain (`PLAIN_LINE`), parsed again by
+    orjson as it was then: its shape, states and input are taken as they are (the strings
+    in its states as ``kind`` says), none of it checked again or copied."""
+    case_id = data["id"]
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = {}
+    episode_id: str | None = None
+    turn_index: int | None = None
+    if episodes is not None:
+        episode_id, turn_index, bad = episode_keys(metadata, episodes)
+        if bad:
+            raise SuiteError(f"not a valid case: {bad[0][1]}")
+    given = data["input"]
+    given_metadata = given.get("metadata")
+    case_input = StructuredInput.of_checked(
+        given["prompt"],
+        given.get("message_id") or case_id,
+        {} if given_metadata is None else given_metadata,
+    )
+    from_flat = InterpretiveState.from_flat
+    return Case(
+        case_id,
+        from_flat(data["pre_state"], confidence, checked=True, all_strings=kind & PRE_STRINGS > 0),
+        case_input,
+        from_flat(
+            data["expected_post_state"],
+            confidence,
+            checked=True,
+            all_strings=kind & POST_STRINGS > 0,
+        ),
+        metadata,  # parsed from the line for this case alone: not copied
+        {},
+        data.get("actual_post_state"),
         episode_id,
         turn_index,
     )

@@ -139,25 +139,23 @@ def plain_example_json(
     pre: dict[str, Any],
     given: dict[str, Any],
     expected: dict[str, Any],
+    pre_strings: bool,
     all_strings: bool,
     metadata: dict[str, Any],
     confidence: float,
 ) -> bytes | None:
     """`example_json` of the case a plain case line makes (`stateval.suite._cases`), from
-    the values parsed from the line: its flat states (not empty; ``all_strings``: every
-    expected value is a string), its input as ``StructuredInput.to_dict`` writes it, its
-    metadata; None where a number in them may be written otherwise (the case itself is then
-    hashed). Every value is one orjson parsed from a plain line, so orjson writes it all."""
-    pre_strings = set(map(type, pre.values())) == _STR
+    the values parsed from the line: its flat states (not empty; ``pre_strings``,
+    ``all_strings``: every pre-state, expected value is a string), its input as
+    ``StructuredInput.to_dict`` writes it, its metadata; None where a number in them may be
+    written otherwise (the case itself is then hashed). Every value is one orjson parsed from
+    a plain line, so orjson writes it all."""
     pre_text, pre_numbers = _flat_json(pre, confidence, None, pre_strings)
     post, post_numbers = _flat_json(expected, confidence, None, all_strings)
     given_text = orjson.dumps(given, option=_SORTED)
     meta = orjson.dumps(metadata, option=_SORTED)
     numbers = b"\0".join((pre_numbers, post_numbers, given_text, meta))
     return _joined_example(case_id, pre_text, given_text, post, meta, numbers)
-
-
-_STR = {str}
 
 
 class CaseHasher:
@@ -256,8 +254,9 @@ class MemoryCases(Cases):
         return self._cases[index]
 
 
-CaseReader = Callable[[bytes], Case]
-"""Builds one validated case from one line of its file."""
+CaseReader = Callable[[bytes, int], Case]
+"""Builds one validated case from one line of its file and what the validating pass found
+of the line (its ``kinds`` byte, see `FileCases`)."""
 
 
 class FileCases(Cases):
@@ -273,6 +272,8 @@ class FileCases(Cases):
             out).
         checksums: The CRC-32 of each case's line when it was validated: a line read again
             is built (by ``read``, which need not validate it again) only when it is the same.
+        kinds: A byte per case, what the validating pass found of its line, handed to
+            ``read`` with it (0 for each when not given).
     """
 
     def __init__(
@@ -284,9 +285,11 @@ class FileCases(Cases):
         read: CaseReader,
         skipped: int = 0,
         checksums: Sequence[int] | None = None,
+        kinds: bytes | bytearray | None = None,
     ) -> None:
         self.path = path
         self._checksums = checksums
+        self._kinds = kinds
         self._skipped = skipped
         self.ids = tuple(ids)
         self.hash = hash
@@ -298,7 +301,7 @@ class FileCases(Cases):
         if self._checksums is not None and zlib.crc32(raw) != self._checksums[position]:
             raise self._changed(position)
         try:
-            case = self._read(raw)
+            case = self._read(raw, 0 if self._kinds is None else self._kinds[position])
         except (SuiteError, ValueError) as exc:
             raise self._changed(position) from exc
         if case.id != self.ids[position]:
