@@ -205,6 +205,12 @@ class StrictCase:
         self.comparison = _comparison(self, expected, actual, resolved)
 
     @property
+    def outcome_key(self) -> tuple[tuple[str, ...], bytes, bytes]:
+        """What every figure of the case is made from besides its values: equal for two cases
+        whose paths, field outcomes (status, kept, right) and edits are equal."""
+        return self.paths, self._codes, self.edit_code
+
+    @property
     def statuses(self) -> tuple[FieldStatus, ...]:
         """Each compared path's status."""
         return tuple(map(STATUSES.__getitem__, self.statuses_code))

@@ -53,7 +53,7 @@ from stateval.run._results import CaseScore
 from stateval.run._scoring import Scoring
 from stateval.suite import Case
 
-__all__ = ["SCORES_KEY", "compact_scores", "scores_fingerprint"]
+__all__ = ["SCORES_KEY", "compact_scores", "compact_scores_json", "scores_fingerprint"]
 
 SCORES_KEY = "scores"
 """The key of a result record that holds its case's `compact_scores`."""
@@ -159,6 +159,37 @@ def compact_scores(
     )
     out["shares"] = {name: list(pair) for name, pair in shares.items()}
     return out
+
+
+_MEMO_MAX = 1024
+"""Distinct encoded compact scores `compact_scores_json` holds (then it starts again)."""
+_MEMO: dict[tuple[object, float, tuple[tuple[str, ...], bytes, bytes]], bytes] = {}
+
+
+def compact_scores_json(
+    case: Case, score: CaseScore, scoring: Scoring, figures: MetricsAccumulator
+) -> bytes | None:
+    """`compact_scores` as a result record's line holds them (``orjson.dumps``), or None.
+
+    A case decided as columns whose scores read nothing but its columns (no slot schema, no
+    convention's figures: `stateval.compare.MetricsAccumulator.counts_strict`) has them made
+    once per distinct columns (`stateval.compare.StrictCase.outcome_key`) and metric options:
+    a run's cases mostly share a few (at most `_MEMO_MAX` are held).
+
+    Raises:
+        orjson.JSONEncodeError: orjson refuses them (`encode_result` encodes their dict).
+    """
+    strict = score.strict_under(scoring)
+    if strict is not None and figures.counts_strict and scoring.slots is None:
+        key = (figures.options, score.accuracy, strict.outcome_key)
+        made = _MEMO.get(key)
+        if made is None:
+            if len(_MEMO) >= _MEMO_MAX:
+                _MEMO.clear()
+            made = _MEMO[key] = orjson.dumps(_strict_scores(case, score, scoring, figures, strict))
+        return made
+    scores = compact_scores(case, score, scoring, figures)
+    return None if scores is None else orjson.dumps(scores)
 
 
 def _strict_scores(

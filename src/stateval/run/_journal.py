@@ -402,15 +402,18 @@ class Journal:
         """`submit_result` of first repetitions' records already encoded, written as one
         block: ``data`` (bytes, or a range of another file copied as it is) holds the line of
         each of ``case_ids`` from its place in ``starts`` (another journal's lines, copied
-        whole by a merge).
-
-        Raises:
-            JournalError: An earlier write failed.
-        """
+        whole by a merge). Raises `JournalError` when an earlier write failed."""
         offset, done = self._submit(data)
         offsets = [offset + start for start in starts]
         self.results.note_many(case_ids, offsets)  # no "repetition": the first
         self._latest.update(zip(case_ids, offsets, strict=True))
+        return done
+
+    def submit_result_line(self, case_id: str, line: bytes) -> Future[None]:
+        """`submit_result` of a first repetition's record already encoded (its line)."""
+        offset, done = self._submit(line)
+        self.results.note(case_id, offset)
+        self._latest[case_id] = offset
         return done
 
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:
@@ -435,12 +438,8 @@ class Journal:
         """Keep a batch of spans Phoenix did not accept (OTLP protobuf) to send on resume."""
         with self._lock:
             seq = len(self._spans)
-        record = {
-            "kind": "spans",
-            "seq": seq,
-            "count": count,
-            "otlp": base64.b64encode(otlp).decode("ascii"),
-        }
+        otlp_text = base64.b64encode(otlp).decode("ascii")
+        record = {"kind": "spans", "seq": seq, "count": count, "otlp": otlp_text}
         self._append(record).result()
         with self._lock:
             self._spans.append(record)

@@ -6,18 +6,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from stateval.compare import MetricsAccumulator
 from stateval.episodes import EpisodeScore
 from stateval.evaluation import EvaluationContext, LLMEvaluator
 from stateval.mutators import Mutator, bind_case
-from stateval.run._compact_scores import SCORES_KEY, compact_scores
+from stateval.run._compact_scores import SCORES_KEY, compact_scores, compact_scores_json
 from stateval.run._journal import Journal
 from stateval.run._judging import judge_result
+from stateval.run._result_line import result_line
 from stateval.run._results import CaseResult, CaseScore
 from stateval.run._scoring import Scoring, score_case
 from stateval.run._tally import RunTally
@@ -155,9 +159,8 @@ class CasePipeline:
             _ = score.evaluations
         first = result.repetition == 1
         episode = self.tally.add(case, score, self.index[case.id]) if first else None
-        record = self._journaled(case, score)
+        durable = self._journaled(case, score)
         result = score.result  # the case's error, when making its scores failed
-        durable = journal.submit_result(case.id, record)
         if self.sink is not None:
             await asyncio.wrap_future(durable)
             self.sink.submit(case, score)
@@ -170,10 +173,25 @@ class CasePipeline:
             self.on_case(score)
         return result
 
-    def _journaled(self, case: Case, score: CaseScore) -> dict[str, Any]:
-        """The result record of a scored case: its result, and its scores when the run
-        journals them (and they can be made)."""
-        figures = self.figures
+    def _journaled(self, case: Case, score: CaseScore) -> Future[None]:
+        """Journal the result record of a scored case: its result, and its scores when the
+        run journals them (and they can be made); a first repetition's as a line made from
+        encoded parts (`result_line`), any other from its dict. The future is done once the
+        record is durable."""
+        figures, first = self.figures, score.result
+        if first.repetition == 1 and first.pre_state is None:
+            encoded, lined = None, True
+            if figures is not None:
+                try:
+                    encoded = compact_scores_json(case, score, self.scoring, figures)
+                except orjson.JSONEncodeError:
+                    lined = False  # their dict goes to `encode_result` with the record's
+                except Exception:
+                    encoded = None  # the diff scores this case again
+            # the result read after its scores: making them may have made it the case's error
+            line = result_line(score.result, case.id, encoded) if lined else None
+            if line is not None:
+                return self.journal.submit_result_line(case.id, line)
         scores = None
         if figures is not None:
             try:
@@ -183,7 +201,7 @@ class CasePipeline:
         record = score.result.to_dict()
         if scores is not None:
             record[SCORES_KEY] = scores
-        return record
+        return self.journal.submit_result(case.id, record)
 
 
 async def _run_case(
