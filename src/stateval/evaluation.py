@@ -45,6 +45,8 @@ __all__ = [
     "MutatorCall",
     "MutatorEvaluationResult",
     "MutatorEvaluator",
+    "MutatorOutcome",
+    "call_mutator",
 ]
 
 _ERROR_LIMIT = 500
@@ -158,28 +160,9 @@ class LLMEvaluator:
     async def call(self, context: EvaluationContext) -> MutatorCall:
         """Run the mutator on a copy of the pre-state, without comparing (a runner that scores
         the result itself compares it once, there); never raises for the mutator's failures."""
-        snapshot = context.pre_state.copy()
-        start = time.perf_counter()
-        try:
-            mutator = as_mutator(context.mutator)
-            # a PythonMutator hands its callable a copy of its own
-            working = context.pre_state if type(mutator) is PythonMutator else snapshot.copy()
-            actual: object = await mutator.mutate(working, context.mutation_input)
-        except Exception as exc:
-            return _failure(time.perf_counter() - start, exc)
-        elapsed = time.perf_counter() - start
-        if not isinstance(actual, InterpretiveState):
-            problem = MutatorError(
-                f"mutator returned {type(actual).__name__}, not an InterpretiveState"
-            )
-            return _failure(elapsed, problem)
-        if context.pre_state != snapshot:
-            problem = MutatorError(
-                "the mutator changed the pre_state of the context (it is given a copy; "
-                "it must not reach the original through a closure or global)"
-            )
-            return MutatorCall(elapsed, actual, _one_line(problem), type(problem).__name__)
-        return MutatorCall(elapsed, actual)
+        return MutatorCall(
+            *await call_mutator(context.mutator, context.pre_state, context.mutation_input)
+        )
 
     async def evaluate(self, context: EvaluationContext) -> MutatorEvaluationResult:
         """Run the mutator on a copy of the pre-state and compare; never raises for its failures."""
@@ -221,13 +204,63 @@ class LLMEvaluator:
         )
 
 
-def _failure(elapsed: float, exc: Exception) -> MutatorCall:
-    return MutatorCall(
-        time_used=elapsed,
-        actual_post_state=None,
-        error=_one_line(exc),
-        error_type=type(exc).__name__,
-        raw_output=exc.raw if isinstance(exc, MutatorOutputError) else None,
+MutatorOutcome = tuple[float, InterpretiveState | None, str | None, str | None, str | None]
+"""``(time_used, actual_post_state, error, error_type, raw_output)``: `MutatorCall`'s fields, in
+order (`call_mutator`)."""
+
+
+async def call_mutator(
+    mutator: MutatorLike, pre_state: InterpretiveState, mutation_input: StructuredInput
+) -> MutatorOutcome:
+    """`LLMEvaluator.call` as a plain tuple of `MutatorCall`'s fields, for a runner that makes
+    its own record of each call (no context object and no `MutatorCall` made per case).
+
+    The mutator runs on a copy of ``pre_state``; a failure, a wrong return type or a change to
+    ``pre_state`` itself is reported in ``error``, never raised.
+
+    Example:
+        >>> from stateval.mutators import PythonMutator, StructuredInput
+        >>> def fill(state, input):
+        ...     return InterpretiveState.from_flat({"name": input.prompt})
+        >>> start = InterpretiveState()
+        >>> outcome = asyncio.run(
+        ...     call_mutator(PythonMutator(fill), start, StructuredInput("Ada", "m-1"))
+        ... )
+        >>> outcome[1:]
+        (InterpretiveState({'name': 'Ada'}), None, None, None)
+    """
+    snapshot = pre_state.copy()
+    clock = time.perf_counter
+    start = clock()
+    try:
+        called = as_mutator(mutator)
+        # a PythonMutator hands its callable a copy of its own
+        working = pre_state if type(called) is PythonMutator else snapshot.copy()
+        actual: object = await called.mutate(working, mutation_input)
+    except Exception as exc:
+        return _failure(clock() - start, exc)
+    elapsed = clock() - start
+    if not isinstance(actual, InterpretiveState):
+        problem = MutatorError(
+            f"mutator returned {type(actual).__name__}, not an InterpretiveState"
+        )
+        return _failure(elapsed, problem)
+    if pre_state != snapshot:
+        problem = MutatorError(
+            "the mutator changed the pre_state of the context (it is given a copy; "
+            "it must not reach the original through a closure or global)"
+        )
+        return elapsed, actual, _one_line(problem), type(problem).__name__, None
+    return elapsed, actual, None, None, None
+
+
+def _failure(elapsed: float, exc: Exception) -> MutatorOutcome:
+    return (
+        elapsed,
+        None,
+        _one_line(exc),
+        type(exc).__name__,
+        exc.raw if isinstance(exc, MutatorOutputError) else None,
     )
 
 
