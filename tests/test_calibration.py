@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, cohen_kappa_score, roc_auc_score
 
@@ -187,3 +189,24 @@ def test_fields_are_listed_worst_calibrated_first() -> None:
     assert [f.path for f in report.fields] == ["bad", "good", "flat"]
     assert report.field("bad").auroc == 0.0  # type: ignore[union-attr]
     assert report.to_dict()["fields"][2]["measurable"] is False
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, 1 / 3]), st.booleans()), max_size=40
+    )
+)
+def test_values_given_as_arrays_calibrate_as_the_same_values_in_lists(
+    values: list[tuple[float, bool]],
+) -> None:
+    # a run's tally hands its columns over as numpy arrays: the same figures, to the bit
+    confidences = [c for c, _ in values]
+    correct = [k for _, k in values]
+    as_lists = calibrate_values("p", confidences, correct, n_missing=2)
+    as_arrays = calibrate_values(
+        "p", np.asarray(confidences, dtype=np.float64), np.asarray(correct, dtype=bool), n_missing=2
+    )
+    assert as_arrays == as_lists
+    assert as_arrays.to_dict() == as_lists.to_dict()
+    assert all(type(v) is not np.float64 for v in as_arrays.to_dict().values())

@@ -31,6 +31,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from stateval.calibration._metrics import (
     ReliabilityBin,
     TriagePoint,
@@ -165,24 +168,52 @@ class Calibration:
         }
 
 
-def _unmeasurable(confidences: Sequence[float], n_wrong: int) -> str | None:
-    if not confidences:
+_Column = Sequence[float] | npt.NDArray[Any]
+"""A column of values: a sequence, or a numpy array (a run's tally hands over its columns as
+arrays: not turned into lists of a Python object per value; the metrics take arrays)."""
+_Flags = Sequence[bool] | npt.NDArray[Any]
+"""Whether each value was correct: a sequence, or a numpy array."""
+
+
+def _unmeasurable(confidences: _Column, n_wrong: int) -> str | None:
+    if not len(confidences):
         return "no values with a confidence"
-    first = confidences[0]
-    if confidences.count(first) == len(confidences):  # one level (a C loop, no set of them)
+    first = float(confidences[0])
+    if isinstance(confidences, np.ndarray):
+        one_level = bool((confidences == first).all())
+    else:  # one level (a C loop, no set of them)
+        one_level = confidences.count(first) == len(confidences)
+    if one_level:
         return f"every value has confidence {first:g}"
     if not n_wrong:
         return "no wrong values"
     return None
 
 
+def _n_wrong(correct: _Flags) -> int:
+    if isinstance(correct, np.ndarray):
+        return len(correct) - int(np.count_nonzero(correct))
+    return sum(map(operator.not_, correct))
+
+
+def _mean(confidences: _Column) -> float:
+    """The mean of the confidences, summed in order as the built-in ``sum`` of floats does."""
+    values = confidences.tolist() if isinstance(confidences, np.ndarray) else confidences
+    return float(sum(values)) / len(values)
+
+
 def calibrate_values(
-    path: str, confidences: Sequence[float], correct: Sequence[bool], *, n_missing: int = 0
+    path: str,
+    confidences: _Column,
+    correct: _Flags,
+    *,
+    n_missing: int = 0,
 ) -> Calibration:
-    """The `Calibration` of one set of values (``path`` names it)."""
+    """The `Calibration` of one set of values (``path`` names it): a confidence and whether
+    it was correct per value, as sequences or numpy arrays."""
     if len(confidences) != len(correct):
         raise ValueError(f"{len(confidences)} confidences but {len(correct)} correctness flags")
-    n_wrong = sum(map(operator.not_, correct))
+    n_wrong = _n_wrong(correct)
     reason = _unmeasurable(confidences, n_wrong)
     if reason is not None:
         return Calibration(path, len(confidences), n_wrong, n_missing, reason)
@@ -195,7 +226,7 @@ def calibrate_values(
         ece=expected_calibration_error(confidences, correct, strategy="width"),
         ece_mass=expected_calibration_error(confidences, correct, strategy="mass"),
         auroc=auroc(confidences, correct) if n_wrong < len(correct) else None,
-        mean_confidence=sum(confidences) / len(confidences),
+        mean_confidence=_mean(confidences),
         accuracy=1 - n_wrong / len(correct),
         reliability=reliability_bins(confidences, correct),
         triage=triage(confidences, correct, TRIAGE_FRACTIONS),
@@ -254,14 +285,15 @@ def calibrate(
 
 
 def calibrate_grouped(
-    values: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
+    values: Mapping[str, tuple[_Column, _Flags]],
     missing: Mapping[str, int],
-    pooled: tuple[Sequence[float], Sequence[bool]],
+    pooled: tuple[_Column, _Flags],
 ) -> CalibrationReport:
     """`calibrate` of values already grouped: path -> (confidences, correctness) in the order
     produced, path -> how many expected values the mutator left out, and every value pooled in
     the order produced (a run collects them case by case in compact arrays, without a sample
-    object per value; the order decides ties in equal-mass bins and triage)."""
+    object per value, and hands them over as numpy arrays; the order decides ties in
+    equal-mass bins and triage)."""
     paths = list(values) + [p for p in missing if p not in values]
     fields = [
         calibrate_values(

@@ -40,9 +40,13 @@ BinStrategy: TypeAlias = Literal["width", "mass"]
 """``width``: bins of equal width over [0, 1]; ``mass``: bins holding about as many values."""
 
 _Floats = npt.NDArray[np.float64]
+_Confidences = Sequence[float] | npt.NDArray[np.float64]
+"""One confidence per value: a sequence or a numpy array."""
+_Correct = Sequence[bool] | npt.NDArray[np.bool_]
+"""Whether each value was correct: a sequence or a numpy array."""
 
 
-def _arrays(confidences: Sequence[float], correct: Sequence[bool]) -> tuple[_Floats, _Floats]:
+def _arrays(confidences: _Confidences, correct: _Correct) -> tuple[_Floats, _Floats]:
     conf = np.asarray(confidences, dtype=np.float64)
     hit = np.asarray(correct, dtype=np.float64)
     if conf.shape != hit.shape or conf.ndim != 1:
@@ -50,7 +54,7 @@ def _arrays(confidences: Sequence[float], correct: Sequence[bool]) -> tuple[_Flo
     return conf, hit
 
 
-def brier_score(confidences: Sequence[float], correct: Sequence[bool]) -> float:
+def brier_score(confidences: _Confidences, correct: _Correct) -> float:
     """Mean squared distance between each confidence and its outcome (1 correct, 0 wrong).
 
     0 is perfect; always answering 0.5 scores 0.25.
@@ -97,8 +101,8 @@ def _edges(conf: _Floats, bins: int, strategy: BinStrategy) -> _Floats:
 
 
 def reliability_bins(
-    confidences: Sequence[float],
-    correct: Sequence[bool],
+    confidences: _Confidences,
+    correct: _Correct,
     *,
     bins: int = 10,
     strategy: BinStrategy = "width",
@@ -135,8 +139,8 @@ def reliability_bins(
 
 
 def expected_calibration_error(
-    confidences: Sequence[float],
-    correct: Sequence[bool],
+    confidences: _Confidences,
+    correct: _Correct,
     *,
     bins: int = 10,
     strategy: BinStrategy = "width",
@@ -164,7 +168,7 @@ def _average_ranks(values: _Floats) -> _Floats:
     return ranks
 
 
-def auroc(confidences: Sequence[float], correct: Sequence[bool]) -> float:
+def auroc(confidences: _Confidences, correct: _Correct) -> float:
     """Area under the ROC curve of confidence as a predictor of correctness.
 
     The probability that a correct value has a higher confidence than a wrong one (ties count
@@ -201,7 +205,7 @@ class TriagePoint:
 
 
 def triage(
-    confidences: Sequence[float], correct: Sequence[bool], fractions: Sequence[float]
+    confidences: _Confidences, correct: _Correct, fractions: Sequence[float]
 ) -> tuple[TriagePoint, ...]:
     """For each fraction k: the share of errors caught by reviewing the lowest-confidence k.
 

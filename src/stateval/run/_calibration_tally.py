@@ -83,16 +83,18 @@ class CalibrationTally:
         import numpy as np
 
         confidence, right, codes = self._pooled.in_plan_order()
-        values: dict[str, tuple[list[float], list[bool]]] = {}
+        values: dict[str, tuple[Any, Any]] = {}
         if codes is not None:
-            by_code = np.argsort(codes, kind="stable")  # each path's values stay in plan order
+            # each path's values stay in plan order (a stable sort: 16-bit codes sort by radix)
+            small = codes.astype(np.uint16) if len(self._codes) <= 1 << 16 else codes
+            by_code = np.argsort(small, kind="stable")
             ends = np.cumsum(np.bincount(codes, minlength=len(self._codes))).tolist()
             per_confidence = np.split(confidence[by_code], ends[:-1])
             per_right = np.split(right[by_code], ends[:-1])
             for path, code in self._codes.items():
-                if len(per_confidence[code]):
-                    values[path] = (per_confidence[code].tolist(), per_right[code].tolist())
-        pooled = ([], []) if codes is None else (confidence.tolist(), right.tolist())
+                if len(per_confidence[code]):  # as arrays: no Python object per value
+                    values[path] = (per_confidence[code], per_right[code])
+        pooled: tuple[Any, Any] = ([], []) if codes is None else (confidence, right)
         return calibrate_grouped(values, self._missing, pooled)
 
 
@@ -144,11 +146,18 @@ class _Values:
 
         if not self.code:
             return None, None, None
-        places = np.repeat(
-            np.frombuffer(self.index, dtype=np.int64), np.frombuffer(self.n, dtype=np.int64)
-        )
-        order = np.argsort(places, kind="stable")
-        confidence = np.frombuffer(self.confidence, dtype=np.float64)[order]
-        right = np.frombuffer(bytes(self.right), dtype=np.uint8)[order] != 0
-        codes = np.asarray(self.code, dtype=np.int64)[order]
+        index = np.frombuffer(self.index, dtype=np.int64)
+        n = np.frombuffer(self.n, dtype=np.int64)
+        confidence = np.frombuffer(self.confidence, dtype=np.float64)
+        right = np.frombuffer(bytes(self.right), dtype=np.uint8) != 0
+        codes = np.asarray(self.code, dtype=np.int64)
+        if (index[1:] < index[:-1]).any():  # else the cases came in plan order
+            # the cases sorted (stably), each one's values kept together in their order: the
+            # stable sort of every value by its case's place, without sorting every value
+            by_case = np.argsort(index, kind="stable")
+            counts = n[by_case]
+            starts = (np.cumsum(n) - n)[by_case]
+            moved = starts - (np.cumsum(counts) - counts)
+            order = np.repeat(moved, counts) + np.arange(int(counts.sum()))
+            confidence, right, codes = confidence[order], right[order], codes[order]
         return confidence, right, codes
