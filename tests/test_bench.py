@@ -188,3 +188,11 @@ def test_bench_pipeline_runs_and_rescores_the_uniform_and_the_varied_suite(
     assert ("an async def mutator" in out) is ("--async-mutator" in flags)
     assert "x the floor" in out
     assert "x the run" in out
+
+
+@pytest.mark.parametrize("flags", [(), ("--sync-mutator",)])
+def test_bench_case_step_measures_both_steps_of_one_run(flags: tuple[str, ...]) -> None:
+    out = _bench("bench_case_step.py", "--cases", "60", "--rounds", "2", "--block", "10", *flags)
+    assert out.count("pipeline step") == 2
+    assert "the step around the mutator call:" in out
+    assert ("a sync def mutator" in out) is bool(flags)
