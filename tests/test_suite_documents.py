@@ -163,6 +163,12 @@ def test_parse_json_words_a_syntax_error_as_the_standard_library(text: str) -> N
         (b'{"n": 18446744073709551616}', False),
         (b'{"n": -9223372036854775809}', False),
         (b"[" * 101 + b"]" * 101, False),  # nests too deep
+        (b"[" * 100 + b"]" * 100, True),
+        (b"[" + b"[]," * 99 + b"{}]", False),  # 101 brackets, shallow: told by the count
+        (b'{"a": "x\\\\y \\" \\n\\t"}', True),  # escapes, none of them \\u
+        (b'{"a": "\\\\u"}', False),  # an escaped backslash, then u: told by the text alone
+        (b'{"n": 1234567890123456789, "s": "-123456789012345678"}', True),  # 19 digits
+        (b'{"s": "12345678901234567890"}', False),  # 20 digits, in a string: parsed again
         (('{"a": "' + "[" * 101 + '\u00e9"}').encode(), False),  # brackets in a string count
     ],
 )

@@ -33,6 +33,7 @@ from stateval.suite._source import example_json, plain_example_json
 __all__ = ["ValidLine", "validate_line"]
 
 _STR = {str}
+_tuple = tuple.__new__
 
 
 class ValidLine(NamedTuple):
@@ -146,4 +147,5 @@ def _plain_line(spec: PlainCaseSpec, confidence: float) -> ValidLine | None:
     if example is None:
         return None
     kind = PLAIN_LINE | (PRE_STRINGS if pre_strings else 0) | (POST_STRINGS if all_strings else 0)
-    return ValidLine(case_id, example, expected, all_strings, (), metadata, kind)
+    # made as a tuple: no call of the named tuple's __new__ (a line's share of it is not small)
+    return _tuple(ValidLine, (case_id, example, expected, all_strings, (), metadata, kind))

@@ -41,6 +41,7 @@ class PlainCaseSpec(NamedTuple):
 _CASE_KEYS = frozenset(CaseSpec.model_fields)
 _INPUT_KEYS = frozenset(CaseInputSpec.model_fields)
 _EMPTY: dict[str, Any] = {}
+_tuple = tuple.__new__
 
 
 def case_spec(data: object) -> CaseSpec | PlainCaseSpec:
@@ -82,13 +83,16 @@ def plain_spec(data: object) -> PlainCaseSpec | None:
             and isinstance(metadata, dict)
             and data.get("human", _EMPTY) == _EMPTY
         ):
-            return PlainCaseSpec(
-                case_id,
-                pre,
-                PlainCaseInput(prompt, message_id, given_metadata),
-                expected,
-                data.get("actual_post_state"),
-                metadata,
-                {},
+            return _tuple(  # the named tuples made as tuples: no call of their __new__
+                PlainCaseSpec,
+                (
+                    case_id,
+                    pre,
+                    _tuple(PlainCaseInput, (prompt, message_id, given_metadata)),
+                    expected,
+                    data.get("actual_post_state"),
+                    metadata,
+                    {},
+                ),
             )
     return None

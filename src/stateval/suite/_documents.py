@@ -58,6 +58,11 @@ _LONG_DIGITS: Final = re.compile(r"[0-9]{20}|-[0-9]{19}")
 # of 20 is then a substring search, ~20x faster than the regular expression on a case line
 _DIGITS_AS_ONES: Final = bytes(0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256))
 _TWENTY_DIGITS: Final = b"1" * 20
+# the same with each opening bracket as b"2": one pass tells a case line's runs of digits
+# and (one count) how deep it may nest
+_DIGITS_AND_BRACKETS: Final = bytes(
+    0x32 if b in b"[{" else 0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256)
+)
 
 
 class DocumentError(Exception):
@@ -212,8 +217,8 @@ def parse_json_line(text: bytes) -> tuple[Any, bool]:
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
     """
-    within = _plainly_within_limits(text)
-    if _TWENTY_DIGITS in text.translate(_DIGITS_AS_ONES):
+    marks = text.translate(_DIGITS_AND_BRACKETS)
+    if _TWENTY_DIGITS in marks:
         value, plain = _parse_standard(text), False
     else:
         try:
@@ -221,10 +226,10 @@ def parse_json_line(text: bytes) -> tuple[Any, bool]:
         except orjson.JSONDecodeError:
             value, plain = _parse_standard(text), False
         else:  # UTF-8 text beyond ASCII is plain too: no surrogate, no escape to make one
-            plain = within or (
-                b"\\u" not in text and text.count(b"[") + text.count(b"{") <= MAX_DEPTH
-            )
-    if not plain and not within:
+            # (what `_plainly_within_limits` would add to this is ASCII only and no NUL; a
+            # line without a backslash is told so by one byte search)
+            plain = (b"\\" not in text or b"\\u" not in text) and marks.count(b"2") <= MAX_DEPTH
+    if not plain and not _plainly_within_limits(text):
         _check_value(value)
     return value, plain
 

@@ -56,8 +56,22 @@ def _state_json(state: InterpretiveState) -> tuple[bytes, bytes]:
     return text, text
 
 
+def _shared_json(confidence: float, message_id: str | None) -> tuple[bytes, bytes]:
+    """The text of ``confidence``, and what `_flat_json` writes between a path and its
+    string value in a compact state of ``confidence`` and ``message_id``."""
+    shown = orjson.dumps(confidence)
+    shared = b'":[{"confidence":' + shown
+    if message_id is not None:
+        shared += b',"message_id":' + orjson.dumps(message_id)
+    return shown, shared + b',"value":"'
+
+
 def _flat_json(
-    values: dict[str, Any], confidence: float, message_id: str | None, all_strings: bool
+    values: dict[str, Any],
+    confidence: float,
+    message_id: str | None,
+    all_strings: bool,
+    shared: tuple[bytes, bytes] | None = None,
 ) -> tuple[bytes, bytes]:
     """`_state_json` of the compact state of ``values`` (not empty), each with ``confidence``
     and ``message_id``, and the part of it that may hold a number.
@@ -66,7 +80,8 @@ def _flat_json(
     that text holds no backslash, every quote in it is JSON's own, so ``","`` can only end a
     value and ``":"`` only join a path to its value, unless a path is that one character, or
     a value is ``","`` (checked: a value ``":"`` lost its first quote to the ``":"`` before
-    it); the paths and values hold no number."""
+    it); the paths and values hold no number. ``shared``: `_shared_json` of the confidence
+    and message id, when the caller has it."""
     if all_strings:
         text = orjson.dumps(values, option=_SORTED)
         if (
@@ -75,13 +90,9 @@ def _flat_json(
             and "," not in values
             and "," not in values.values()
         ):
-            shown = orjson.dumps(confidence)
-            shared = b'":[{"confidence":' + shown
-            if message_id is not None:
-                shared += b',"message_id":' + orjson.dumps(message_id)
-            shared += b',"value":"'
+            shown, between = _shared_json(confidence, message_id) if shared is None else shared
             # values first: what the second replace puts in is not looked at again
-            body = text.replace(b'","', b'"}],"').replace(b'":"', shared)
+            body = text.replace(b'","', b'"}],"').replace(b'":"', between)
             return b'{"fields":' + body + b"]}}", shown
     common: dict[str, Any] = {"confidence": confidence}
     if message_id is not None:
@@ -150,8 +161,9 @@ def plain_example_json(
     ``StructuredInput.to_dict`` writes it, its metadata; None where a number in them may be
     written otherwise (the case itself is then hashed). Every value is one orjson parsed from
     a plain line, so orjson writes it all."""
-    pre_text, pre_numbers = _flat_json(pre, confidence, None, pre_strings)
-    post, post_numbers = _flat_json(expected, confidence, None, all_strings)
+    shared = _shared_json(confidence, None)
+    pre_text, pre_numbers = _flat_json(pre, confidence, None, pre_strings, shared)
+    post, post_numbers = _flat_json(expected, confidence, None, all_strings, shared)
     given_text = orjson.dumps(given, option=_SORTED)
     meta = orjson.dumps(metadata, option=_SORTED)
     numbers = b"\0".join((pre_numbers, post_numbers, given_text, meta))
