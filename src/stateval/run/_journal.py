@@ -27,13 +27,12 @@ process killed mid-run loses at most the records not yet written, and a resumed 
 exactly those cases: nothing that reached the file runs twice.
 
 Only case ids and file offsets are kept in memory; a result record is read back from the file
-when asked for (`Journal.results`), so a journal of 100,000 cases stays small. A crash can leave
-a torn last line; opening the journal drops it.
+when asked for (`Journal.results`), so a journal of 100,000 cases stays small, and opening it
+reads a first repetition's result line only up to its case id. Opening drops a torn last line.
 
 The parts: the header and where runs live (``_run_header.py``), the records on disk and the
-group writer (``_journal_file.py``), the results read back by offset (``_journal_results.py``),
-what a worker hands the driver to open its journal without reading it (``_journal_index.py``),
-and here the journal itself (opening, the run lock, what is recorded and missing).
+group writer (``_journal_file.py``), the results read by offset (``_journal_results.py``), what
+a worker hands the driver to open its journal unread (``_journal_index.py``), and the journal.
 
 Example:
     >>> import tempfile
@@ -63,6 +62,7 @@ from stateval.run._journal_file import (
     encode_record,
     encode_result,
     parse_record,
+    plain_result_id,
     truncate,
 )
 from stateval.run._journal_index import JournalIndex
@@ -139,9 +139,8 @@ class Journal:
         try:
             folder.mkdir(parents=True, exist_ok=False)
         except OSError as exc:
-            raise JournalWriteError(
-                f"cannot create run folder {folder}: {exc.strerror or exc}"
-            ) from exc
+            why = exc.strerror or exc
+            raise JournalWriteError(f"cannot create run folder {folder}: {why}") from exc
         journal = cls(folder / JOURNAL_NAME, header, 0, window)
         journal._append({"kind": "header", **header.model_dump(mode="json")}).result()
         return journal
@@ -190,7 +189,10 @@ class Journal:
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
                 break  # a torn last line left by a crash mid-write
-            if raw.strip():
+            if journal is not None and (case_id := plain_result_id(raw)) is not None:
+                journal.results.note(case_id, offset)  # a first repetition's: parsed when read
+                journal._latest[case_id] = offset
+            elif raw.strip():
                 record = parse_record(raw, path, number)
                 if journal is None:
                     journal = cls(path, header_from_record(record, path), 0, window)
@@ -283,9 +285,7 @@ class Journal:
                 raise JournalError(f"{self.path}: a result record has no case_id")
             self._keep(case_id, record, offset)
         elif kind == "ack":
-            what = str(record.get("what"))
-            key = str(record.get("case_id", ""))
-            self._acks[(what, key)] = (offset, record)
+            self._acks[(str(record.get("what")), str(record.get("case_id", "")))] = (offset, record)
         elif kind == "end":
             self.complete = True
         elif kind == "spans":

@@ -36,7 +36,9 @@ __all__ = [
     "GroupWriter",
     "encode_record",
     "encode_result",
+    "line_number",
     "parse_record",
+    "plain_result_id",
     "truncate",
 ]
 
@@ -247,6 +249,53 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise JournalError(f"{where}: not a JSON object")
     return record
+
+
+_RESULT_HEAD = b'{"kind":"result","case_id":"'
+
+
+def plain_result_id(raw: bytes) -> str | None:
+    """The case id of a first repetition's result line as the journal writes it (the kind, then
+    the case id, no ``repetition`` or ``pre_state`` before them), read off its bytes; None for any
+    other line (read it with `parse_record`).
+
+    Only the head is read: the rest of the line is parsed when the record is read (a line that is
+    not JSON then raises there, with its line number: `line_number`).
+
+    Example:
+        >>> plain_result_id(b'{"kind":"result","case_id":"c7","post_state":null}\\n')
+        'c7'
+        >>> plain_result_id(b'{"kind":"result","repetition":2,"case_id":"c7"}\\n') is None
+        True
+    """
+    if not raw.startswith(_RESULT_HEAD):
+        return None
+    start = len(_RESULT_HEAD)
+    end = raw.find(b'"', start)
+    # an escape in the id, or "repetition" anywhere (a hand-made line may put it after the id):
+    # parsed whole instead
+    if end < 0 or raw[end + 1 : end + 2] != b"," or b"\\" in raw[start:end]:
+        return None
+    if b'"repetition"' in raw:
+        return None
+    try:
+        return raw[start:end].decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def line_number(path: Path, offset: int) -> int | None:
+    """The number of the line that starts at byte ``offset`` of ``path`` (None if unreadable):
+    counted when a line read by its offset turns out broken, to name it as `parse_record` does."""
+    lines, left = 1, offset
+    try:
+        with path.open("rb") as handle:
+            while left > 0 and (block := handle.read(min(left, 1 << 20))):
+                lines += block.count(b"\n")
+                left -= len(block)
+    except OSError:
+        return None
+    return lines
 
 
 def _parse_standard(raw: bytes, where: str) -> Any:

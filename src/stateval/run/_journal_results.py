@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from stateval.errors import JournalError
-from stateval.run._journal_file import parse_record
+from stateval.run._journal_file import line_number, parse_record
 
 __all__ = ["JournalResults"]
 
@@ -90,7 +90,7 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                         yield case_id, None
                         continue
                     handle.seek(offset)
-                    record = parse_record(handle.readline(), path, None)
+                    record = _parse_at(handle.readline(), path, offset)
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
                     yield case_id, record
@@ -120,12 +120,21 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                     ):
                         yield case_id, offset, end, None
                         continue
-                    record = parse_record(data[offset:end], path, None)
+                    record = _parse_at(data[offset:end], path, offset)
                     if record.get("case_id") != case_id:
                         raise JournalError(f"{path}: changed while the run was open")
                     yield case_id, offset, end, record
         except (OSError, ValueError) as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
+
+
+def _parse_at(raw: bytes, path: Path, offset: int) -> dict[str, Any]:
+    """`parse_record` of the line at ``offset``, named by its number when it is broken (opening
+    the journal read only the head of a result line: `plain_result_id`)."""
+    try:
+        return parse_record(raw, path, None)
+    except JournalError:
+        return parse_record(raw, path, line_number(path, offset))
 
 
 @contextmanager
