@@ -247,11 +247,12 @@ class _UtcNow:
     date and the time of day formatted once a second (the datetime's own isoformat cost
     ~2 us a case)."""
 
-    __slots__ = ("_prefix", "_second")
+    __slots__ = ("_last",)
 
     def __init__(self) -> None:
-        self._second = -1
-        self._prefix = ""
+        # (second, its text without the offset) in one attribute: a thread that reads it
+        # while another replaces it gets both of one second, never a mix of two
+        self._last: tuple[int, str] = (-1, "")
 
     def __call__(self) -> str:
         return self.at(time.time_ns())
@@ -260,12 +261,13 @@ class _UtcNow:
         """The ISO 8601 text of ``ns`` nanoseconds since the epoch, to the microsecond
         (floored, as `datetime.now` does), UTC."""
         second, rest = divmod(ns, 1_000_000_000)
-        if second != self._second:
-            self._prefix = datetime.fromtimestamp(second, UTC).isoformat()[:-6]  # no "+00:00"
-            self._second = second
+        last = self._last
+        if last[0] != second:
+            # "+00:00" left off: it follows the fraction
+            last = self._last = (second, datetime.fromtimestamp(second, UTC).isoformat()[:-6])
         micro = rest // 1000
         # isoformat leaves the fraction out when it is zero
-        return f"{self._prefix}.{micro:06d}+00:00" if micro else f"{self._prefix}+00:00"
+        return f"{last[1]}.{micro:06d}+00:00" if micro else f"{last[1]}+00:00"
 
 
 _utc_now = _UtcNow()
