@@ -11,6 +11,10 @@ from typing import Any
 
 from stateval.errors import InvalidConfidenceError, InvalidPathError, InvalidValueError, StateError
 from stateval.state._values import (
+    _SET_CONFIDENCE,
+    _SET_INFERENCE,
+    _SET_MESSAGE_ID,
+    _SET_VALUE,
     _SURROGATE,
     _VALID_PATHS,
     ValueConfidence,
@@ -24,17 +28,16 @@ __all__ = ["FlatValues", "InterpretiveState"]
 
 _ABSENT: Any = object()
 _new = object.__new__
-_set = object.__setattr__
 _PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def _candidate(value: Any, confidence: float, message_id: str | None) -> ValueConfidence:
     """A `ValueConfidence` of already-checked parts, built without checking them again."""
     vc: ValueConfidence = _new(ValueConfidence)
-    _set(vc, "value", value)
-    _set(vc, "confidence", confidence)
-    _set(vc, "inference", None)
-    _set(vc, "message_id", message_id)
+    _SET_VALUE(vc, value)
+    _SET_CONFIDENCE(vc, confidence)
+    _SET_INFERENCE(vc, None)
+    _SET_MESSAGE_ID(vc, message_id)
     return vc
 
 
@@ -188,8 +191,9 @@ class InterpretiveState:
 
     def set_value(self, path: str, value: ValueConfidence) -> None:
         """Replace every candidate of ``path`` with ``value``."""
-        validate_path(path)
-        if not isinstance(value, ValueConfidence):
+        if path.__class__ is not str or path not in _VALID_PATHS:  # a path seen before: valid
+            validate_path(path)
+        if value.__class__ is not ValueConfidence and not isinstance(value, ValueConfidence):
             raise InvalidValueError(value, _not_a_candidate("set_value", path, value), path)
         flat = self._flat
         if (  # a value like the compact form's others: the state stays compact
