@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -115,3 +117,43 @@ def test_a_loop_that_closed_leaves_no_call_waiting() -> None:
 async def test_results_come_back_in_the_callers_own_order(n: int) -> None:
     calls = ThreadCalls(lambda x: x * x)
     assert await asyncio.gather(*(calls.call(i) for i in range(n))) == [i * i for i in range(n)]
+
+
+def test_calls_from_loops_in_two_threads_at_once_each_get_their_own_results() -> None:
+    calls = ThreadCalls(lambda x: x * 10)
+    both = threading.Barrier(2, timeout=HANG_GUARD)
+    got: dict[int, list[int]] = {}
+
+    async def rounds(base: int) -> list[int]:
+        out: list[int] = []
+        for round_ in range(4):  # the later rounds batched, both loops' batches interleaved
+            both.wait()
+            out += await asyncio.gather(*(calls.call(base + round_ * 100 + i) for i in range(12)))
+        return out
+
+    def run(base: int) -> None:
+        got[base] = asyncio.run(rounds(base))
+
+    threads = [threading.Thread(target=run, args=(base,)) for base in (1000, 2000)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG_GUARD)
+    for base in (1000, 2000):
+        assert got[base] == [(base + r * 100 + i) * 10 for r in range(4) for i in range(12)]
+
+
+def test_a_closed_loop_is_not_kept_alive_by_the_calls_it_made() -> None:
+    calls = ThreadCalls(lambda x: x)
+
+    async def rounds() -> None:
+        for _ in range(3):  # batched from the second round on
+            await asyncio.gather(*(calls.call(i) for i in range(FAST_RUN)))
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(rounds())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None

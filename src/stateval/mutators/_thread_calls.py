@@ -141,6 +141,7 @@ class ThreadCalls:
                 outcomes = exc
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for them
                 given.loop.call_soon_threadsafe(self._delivered, given, outcomes)
+            del given, outcomes  # not kept (nor their loop) while waiting for the next batch
 
     def _delivered(self, given: _Batch, outcomes: list[_Outcome] | BaseException) -> None:
         given.steal.cancel()
