@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stateval.errors import JournalError
 from stateval.run import Journal, RunHeader, list_runs
+from stateval.run._journal_file import encode_record, encode_result, parse_record
 
 
 def _header(**kwargs: object) -> RunHeader:
@@ -191,3 +195,29 @@ def test_an_index_of_another_state_of_the_file_is_refused(tmp_path: Path) -> Non
     journal.append_result("a", {"post_state": None, "error": "boom"})
     with pytest.raises(JournalError, match=r"bytes, not the \d+ its run wrote"):
         Journal.from_index(tmp_path, index)
+
+
+NUMBERS = (
+    st.integers()
+    | st.integers(min_value=2**63 - 5, max_value=2**64 + 5)
+    | st.integers(min_value=-(2**63) - 5, max_value=-(2**63) + 5)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1.2345678901234567e-05, 0.00012345678901234567, 1e22, -1e-300, 10**20])
+)
+VALUES = st.recursive(
+    NUMBERS | st.text(alphabet='0123456789-.eE x\\"', max_size=30) | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES)
+def test_a_record_line_reads_back_as_the_json_module_reads_it(value: object) -> None:
+    # orjson reads what it reads alike; a wide integer goes to the json module, a float's
+    # many digits (a fast mutator's time_used) do not
+    record = {"kind": "result", "case_id": "a", "raw_output": value}
+    for line in (encode_result(record), encode_record(record)):
+        assert parse_record(line, Path("j"), 1) == json.loads(line)

@@ -28,6 +28,7 @@ from stateval.compare import (
 from stateval.compare._strict_case import HELD
 from stateval.mutators import StructuredInput
 from stateval.run import SCORES_KEY, CaseResult, RunTally, Scoring, compact_scores, score_case
+from stateval.run._compact_scores import compact_scores_json
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Case
 
@@ -138,6 +139,9 @@ def _scored(
             record = score.result.to_dict()
             record[SCORES_KEY] = compact_scores(case, score, scoring, figures)
             records.append(orjson.dumps(record))
+            # what a journal line holds: the same, encoded (once per distinct outcome)
+            encoded, made = compact_scores_json(case, score, scoring, figures), record[SCORES_KEY]
+            assert encoded == (None if made is None else orjson.dumps(made))
             scores.append(score)
         summary = tally.summary(tuple(scores), suite_name="s", run_id="r", n_planned=len(cases))
         report = orjson.dumps(summary.to_dict())
