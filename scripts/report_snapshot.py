@@ -6,7 +6,7 @@ format, a baseline gate, repetitions, both episode modes, a rescore, a mutation 
 Phoenix, and writes each report and each command's stdout with run ids, timestamps and durations
 masked. ``compare`` diffs two such folders and exits 1 when they differ::
 
-    python scripts/report_snapshot.py snapshot /tmp/before --src /path/to/old/tree
+    python scripts/report_snapshot.py snapshot /tmp/before --src /path/to/old/tree  # or tree/src
     python scripts/report_snapshot.py snapshot /tmp/after
     python scripts/report_snapshot.py compare /tmp/before /tmp/after
 """
@@ -135,6 +135,16 @@ def compare(before: Path, after: Path) -> int:
     return 1 if differ else 0
 
 
+def _package_root(given: Path) -> Path:
+    """The folder holding the ``stateval`` package: ``given`` itself or its ``src/`` (a tree).
+    Anything else stops the script: run as is, the editable install's stateval would be
+    snapshotted instead, and "before" would silently be "after"."""
+    for root in (given, given / "src"):
+        if (root / "stateval" / "__init__.py").is_file():
+            return root
+    raise SystemExit(f"--src {given}: no stateval package there nor in its src/")
+
+
 def main() -> int:
     """``snapshot OUT [--src TREE/src]`` or ``compare BEFORE AFTER``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -147,7 +157,7 @@ def main() -> int:
     comp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "snapshot":
-        snapshot(args.out, args.src.resolve())
+        snapshot(args.out, _package_root(args.src.resolve()))
         return 0
     return compare(args.before, args.after)
 
