@@ -206,6 +206,27 @@ def test_frame_scope_does_not_see_slots_outside_the_turns_frames() -> None:
     assert turn.result().figures["custom_joint_goal_accuracy"] == 0.0
 
 
+def test_frame_slices_read_the_same_in_any_order_of_the_turns() -> None:
+    slots = [SlotInfo("R.city", "R"), SlotInfo("H.where", "H")]
+    turns = [
+        ({"R.city": ["Rome"]}, {"R.city": "Rome"}, {"services": ["R"], "kind": "single"}),
+        ({"H.where": ["Paris"]}, {"H.where": "Oslo"}, {"services": ["H"]}),
+    ]
+    results = []
+    for order in (turns, turns[::-1]):
+        acc = UnitAccumulator(
+            resolve_options("sgd"), slots, services_key="metadata.services", slices=["kind"]
+        )
+        for want, got, meta in order:
+            acc.add(compare_states(*map(InterpretiveState.from_flat, (want, got))), meta)
+        results.append(json.dumps(acc.result().to_dict()))
+    assert results[0] == results[1]
+    slices = json.loads(results[0])["slices"]
+    assert list(slices) == ["kind", "service", "domain"]  # the suite's keys, then the frames'
+    assert list(slices["service"]) == ["H", "R"]
+    assert list(slices["kind"]) == ["single", "(none)"]
+
+
 @pytest.mark.parametrize(
     ("metrics", "slots", "message"),
     [

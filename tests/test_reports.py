@@ -216,3 +216,62 @@ def test_field_tables_rank_by_f1_and_show_confusion_counts(summary: RunSummary) 
     assert "| field | n | matching | mismatched | missing | extra | absent | precision |" in text
     assert "| `user.city` | 2 | 1 | 0 | 0 | 1 | 1 | 50.0% | 100.0% | 66.7% | 66.7% |" in text
     assert "| value F1 |" in text
+
+
+def _slice_suite(tmp_path: Path, finish_order: list[str]) -> RunSummary:
+    """A run of three cases in three slices whose mutator calls finish in ``finish_order``
+    (each call waits for the one before it in that order, not for a time)."""
+    data = {
+        "name": "slices",
+        "mutator": {"type": "python", "callable": "builtins:print"},
+        "cases": {
+            "inline": [
+                {
+                    "id": name,
+                    "input": {"prompt": name},
+                    "expected_post_state": {"user.name": name},
+                    **({"metadata": {"domain": name}} if name != "none" else {}),
+                }
+                for name in ("taxi", "hotel", "none")
+            ]
+        },
+        "slices": ["metadata.domain"],
+    }
+    tmp_path.mkdir()
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(data))
+    gates: dict[str, asyncio.Event] = {}
+
+    async def tracker(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        if not gates:
+            gates.update((name, asyncio.Event()) for name in finish_order)
+            gates[finish_order[0]].set()
+        await gates[input.prompt].wait()
+        after = finish_order.index(input.prompt) + 1
+        if after < len(finish_order):
+            gates[finish_order[after]].set()
+        return InterpretiveState.from_flat({"user.name": input.prompt})
+
+    suite = dataclasses.replace(
+        load_suite(path, load_mutator=False), mutator=PythonMutator(tracker)
+    )
+    journal = start_journal(tmp_path / ".stateval", suite)
+    return asyncio.run(run_suite(suite, journal, concurrency=3)).summary
+
+
+def test_slice_rows_do_not_depend_on_which_case_finished_first(tmp_path: Path) -> None:
+    first = _slice_suite(tmp_path / "a", ["taxi", "hotel", "none"])
+    second = _slice_suite(tmp_path / "b", ["none", "hotel", "taxi"])
+    assert list(first.slices_dict()["metadata.domain"]) == ["hotel", "taxi", "(none)"]
+    assert first.slices_dict() == second.slices_dict()
+    assert first.metrics is not None
+    assert second.metrics is not None
+    assert json.dumps(first.metrics.to_dict()) == json.dumps(second.metrics.to_dict())
+    slices = [markdown_report(s).split("**By `metadata.domain`**")[1] for s in (first, second)]
+    assert slices[0] == slices[1]
+    outs = []
+    for s in (first, second):
+        console = Console(record=True, width=120)
+        print_summary(s, console=console)
+        outs.append(console.export_text().split("metadata.domain")[1])
+    assert outs[0] == outs[1]

@@ -35,7 +35,7 @@ from stateval.compare._field_metrics import (
     strict_figures,
     value_shares,
 )
-from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_values
+from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_order, slice_values
 from stateval.compare._strict_case import StrictCase, hold
 from stateval.compare._unit_metrics import ConventionMetrics, SlotInfo, UnitAccumulator
 
@@ -446,8 +446,8 @@ class MetricsAccumulator:
             if schema
             else None,
             fields=fields,
-            slices={
-                key: {value: child.result() for value, child in groups.items()}
+            slices={  # keys in the suite's order, values by name (not by first case counted)
+                key: {value: groups[value].result() for value in sorted(groups, key=slice_order)}
                 for key, groups in self._slices.items()
             },
             options=self.options,

@@ -44,7 +44,7 @@ from stateval._exact_sum import ExactSum
 from stateval.compare._comparison import StateComparison
 from stateval.compare._conventions import CONVENTIONS, SLOT_SCORERS, SlotPair, report_prefix
 from stateval.compare._metric_options import MetricOptions
-from stateval.compare._run_slices import lookup, slice_values
+from stateval.compare._run_slices import lookup, slice_order, slice_values
 
 __all__ = [
     "FIGURES",
@@ -436,5 +436,9 @@ class UnitAccumulator:
             self.options,
             self._n,
             named(self._all),
-            {k: {v: named(s) for v, s in g.items()} for k, g in self._slices.items()},
+            {  # keys in `_slice_values`' order, values by name (not by first unit counted)
+                k: {v: named(g[v]) for v in sorted(g, key=slice_order)}
+                for k in dict.fromkeys((*self.slice_keys, "service", "domain", "seen"))
+                if (g := self._slices.get(k))
+            },
         )
