@@ -72,6 +72,34 @@ async def test_a_call_that_blocks_does_not_hold_up_the_calls_batched_behind_it()
     assert released.is_set()
 
 
+async def test_the_calls_run_before_a_blocking_one_of_their_batch_are_answered_meanwhile() -> None:
+    released = threading.Event()
+
+    def blocks_until_released(
+        state: InterpretiveState, input: StructuredInput
+    ) -> InterpretiveState:
+        if input.prompt == "block" and not released.wait(HANG_GUARD):
+            raise AssertionError("the call batched before the blocking one was never answered")
+        return state
+
+    mutator = PythonMutator(blocks_until_released)
+    for _ in range(2):  # cheap calls first, so that calls are batched
+        await asyncio.gather(
+            *(
+                mutator.mutate(InterpretiveState(), StructuredInput("x", "m"))
+                for _ in range(FAST_RUN)
+            )
+        )
+    before, blocked = (
+        asyncio.ensure_future(mutator.mutate(InterpretiveState(), StructuredInput(p, "m")))
+        for p in ("before", "block")
+    )
+    await asyncio.wait_for(asyncio.shield(before), HANG_GUARD)  # answered while "block" waits
+    assert not blocked.done()
+    released.set()
+    await blocked
+
+
 async def test_a_call_that_blocks_does_not_hold_up_the_batches_handed_over_after_it() -> None:
     # batches run one after the other in one thread: a later batch waiting behind a call
     # that blocks is taken back and run elsewhere

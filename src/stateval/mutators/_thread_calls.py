@@ -13,8 +13,9 @@ A blocking callable keeps running concurrently: when a batch has not finished `S
 after it was handed over (its thread is busy with it, or with an earlier batch), the calls not
 yet started are taken back and each runs in a thread of the loop's default executor; a call
 that takes `SLOW` or more (or a batch taken back) sends calls one per executor thread again
-until `FAST_RUN` calls in a row have been cheap. A call that blocks stalls the calls batched
-behind it for at most `STEAL_AFTER`.
+until `FAST_RUN` calls in a row have been cheap. A call that blocks stalls the other calls of
+its batch for at most `STEAL_AFTER`: those behind it run elsewhere then, and those it ran
+before it are answered then.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class _Batch:
     batch: deque[_Call]  # the calls not yet started (the thread and `_steal` take from it)
     calls: tuple[_Call, ...]
     steal: asyncio.TimerHandle
+    outcomes: deque[_Outcome]  # the calls run and not yet answered (the loop takes from it)
 
 
 @dataclass(slots=True)
@@ -112,11 +114,11 @@ class ThreadCalls:
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         queued = self._queued.get(loop)
         if queued:
-            batch = deque(queued)
+            batch, outcomes = deque(queued), deque[_Outcome]()
             queued.clear()
-            steal = loop.call_later(STEAL_AFTER, self._steal, loop, batch)
+            steal = loop.call_later(STEAL_AFTER, self._steal, loop, batch, outcomes)
             with self._server_lock:
-                self._batches.put(_Batch(loop, batch, tuple(batch), steal))
+                self._batches.put(_Batch(loop, batch, tuple(batch), steal, outcomes))
                 if self._server is None:
                     self._server = threading.Thread(
                         target=self._serve, name="stateval-mutator-calls", daemon=True
@@ -135,34 +137,42 @@ class ThreadCalls:
                         self._server = None
                         return
                 continue
+            problem: BaseException | None = None
             try:
-                outcomes: list[_Outcome] | BaseException = _run(self._fn, given.batch)
+                _run(self._fn, given.batch, given.outcomes)
             except BaseException as exc:  # not a call's own failure (those are in the outcomes)
-                outcomes = exc
+                problem = exc
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for them
-                given.loop.call_soon_threadsafe(self._delivered, given, outcomes)
-            del given, outcomes  # not kept (nor their loop) while waiting for the next batch
+                given.loop.call_soon_threadsafe(self._delivered, given, problem)
+            del given, problem  # not kept (nor their loop) while waiting for the next batch
 
-    def _delivered(self, given: _Batch, outcomes: list[_Outcome] | BaseException) -> None:
+    def _delivered(self, given: _Batch, problem: BaseException | None) -> None:
         given.steal.cancel()
-        if isinstance(outcomes, BaseException):
-            _fail(given.calls, outcomes)
-        else:
-            self._answer(outcomes)
+        self._answer(given.outcomes)
+        if problem is not None:
+            _fail(given.calls, problem)
 
     def _start(self, loop: asyncio.AbstractEventLoop, batch: deque[_Call]) -> None:
-        calls = tuple(batch)
+        calls, outcomes = tuple(batch), deque[_Outcome]()
         try:
-            done = loop.run_in_executor(None, _run, self._fn, batch)
+            done = loop.run_in_executor(None, _run, self._fn, batch, outcomes)
         except Exception as exc:  # the executor is shut down: the loop is closing
             _fail(calls, exc)
             return
-        steal = loop.call_later(STEAL_AFTER, self._steal, loop, batch) if len(calls) > 1 else None
-        done.add_done_callback(lambda ran: self._finish(ran, calls, steal))
+        steal = (
+            loop.call_later(STEAL_AFTER, self._steal, loop, batch, outcomes)
+            if len(calls) > 1
+            else None
+        )
+        done.add_done_callback(lambda ran: self._finish(ran, calls, steal, outcomes))
 
-    def _steal(self, loop: asyncio.AbstractEventLoop, batch: deque[_Call]) -> None:
-        """The batch's thread is still busy: each call it has not started gets its own."""
+    def _steal(
+        self, loop: asyncio.AbstractEventLoop, batch: deque[_Call], outcomes: deque[_Outcome]
+    ) -> None:
+        """The batch's thread is still busy: the calls it ran are answered, and each call it
+        has not started gets its own thread."""
         self._cheap = 0
+        self._answer(outcomes)
         while True:
             try:
                 call = batch.popleft()  # atomic: the thread takes calls the same way
@@ -173,20 +183,25 @@ class ThreadCalls:
 
     def _finish(
         self,
-        ran: asyncio.Future[list[_Outcome]],
+        ran: asyncio.Future[None],
         calls: tuple[_Call, ...],
         steal: asyncio.TimerHandle | None,
+        outcomes: deque[_Outcome],
     ) -> None:
         if steal is not None:
             steal.cancel()
+        self._answer(outcomes)
         problem = asyncio.CancelledError() if ran.cancelled() else ran.exception()
-        if problem is not None:  # not a call's own failure (those are in the outcomes)
+        if problem is not None:  # not a call's own failure (those are answered)
             _fail(calls, problem)
-            return
-        self._answer(ran.result())
 
-    def _answer(self, outcomes: list[_Outcome]) -> None:
-        for outcome in outcomes:
+    def _answer(self, outcomes: deque[_Outcome]) -> None:
+        """Answer each call run and not yet answered (atomic: the thread appends to them)."""
+        while True:
+            try:
+                outcome = outcomes.popleft()
+            except IndexError:
+                return
             future = outcome.call.future
             self._cheap = self._cheap + 1 if outcome.seconds < SLOW else 0
             if future.done():  # its caller was cancelled (Ctrl-C)
@@ -203,16 +218,16 @@ def _fail(calls: tuple[_Call, ...], problem: BaseException) -> None:
             call.future.set_exception(problem)
 
 
-def _run(fn: Callable[..., Any], batch: deque[_Call]) -> list[_Outcome]:
+def _run(fn: Callable[..., Any], batch: deque[_Call], out: deque[_Outcome]) -> None:
     """In a worker thread: the batch's calls one after the other, until none is left (or
-    the loop took the rest back)."""
-    out: list[_Outcome] = []
+    the loop took the rest back), each outcome added to ``out`` as soon as it is known (a
+    batch taken back has the ones run so far answered at once)."""
     clock = time.perf_counter
     while True:
         try:
             call = batch.popleft()
         except IndexError:
-            return out
+            return
         start = clock()
         try:
             value, error = call.context.run(fn, *call.args), None
