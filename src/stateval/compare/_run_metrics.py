@@ -121,31 +121,22 @@ _KIND = {kind: i for i, kind in enumerate(Outcome)}
 _STATUS_KIND = tuple(  # a `StrictCase` status code -> its outcome's place
     _KIND[kind] for kind in (Outcome.CORRECT, Outcome.WRONG, Outcome.MISSING, Outcome.EXTRA)
 )
-_EXACT = 2.0**53  # below it, adding 1.0 n times and adding n give the same float
-
-
-def _plus(total: float, n: int) -> float:
-    """``total`` with 1.0 added ``n`` times, as adding them one case at a time gives."""
-    if total.is_integer() and abs(total) + n <= _EXACT:
-        return total + n
-    for _ in range(n):
-        total += 1.0
-    return total
 
 
 class _Counts:
-    """One field's outcome counts (by `Outcome`, in its order), credit and score sums."""
+    """One field's outcome counts (by `Outcome`, in its order), credit and score sums (exact:
+    a partial credit or fuzzy score sums to the same float in any order of the cases)."""
 
     __slots__ = ("by_kind", "credit", "score_sum")
 
     def __init__(self) -> None:
         self.by_kind = [0] * len(_KIND)
-        self.credit = self.score_sum = 0.0
+        self.credit, self.score_sum = ExactSum(), ExactSum()
 
     def merge(self, other: _Counts) -> None:
         self.by_kind = [a + b for a, b in zip(self.by_kind, other.by_kind, strict=True)]
-        self.credit += other.credit
-        self.score_sum += other.score_sum
+        self.credit.merge(other.credit)
+        self.score_sum.merge(other.score_sum)
 
     @property
     def correct(self) -> int:
@@ -203,7 +194,9 @@ class MetricsAccumulator:
         self._active = active_slots
         self._fields: dict[str, _Counts] = {s: _Counts() for s in self.slots or ()}
         self._n = self._joint = self._slot_right = self._slot_total = 0
-        self._tp = self._fp = self._fn = 0.0
+        self._tp = self._fp = self._fn = 0.0  # strict cases': whole numbers, exact as floats
+        # the others' (a partial list credit): exact, the same in any order of the cases
+        self._prf = (ExactSum(), ExactSum(), ExactSum())
         # the sums of each case's P, R, F1 (averaging: case), exact: the same figure in any
         # order of the cases (a run's, or its shards' merged)
         self._case_sums = (
@@ -243,6 +236,8 @@ class MetricsAccumulator:
         self._tp += other._tp
         self._fp += other._fp
         self._fn += other._fn
+        for mine_prf, theirs_prf in zip(self._prf, other._prf, strict=True):
+            mine_prf.merge(theirs_prf)
         if self._case_sums is not None and other._case_sums is not None:
             for mine_sum, theirs in zip(self._case_sums, other._case_sums, strict=True):
                 mine_sum.merge(theirs)
@@ -368,9 +363,10 @@ class MetricsAccumulator:
         self._joint += case.joint_goal
         self._slot_right += case.right
         self._slot_total += case.total
-        self._tp += case.tp
-        self._fp += case.fp
-        self._fn += case.fn
+        tp, fp, fn = self._prf
+        tp += case.tp
+        fp += case.fp
+        fn += case.fn
         sums = self._case_sums
         if sums is not None:
             (p, _), (r, _), (f1, _) = case.value_shares("case")
@@ -405,18 +401,20 @@ class MetricsAccumulator:
                 counts = fields[path]
                 counts.by_kind[kinds[code]] += n
                 if not code:  # a match: credit and score 1, the others' 0
-                    counts.credit = _plus(counts.credit, n)
-                    counts.score_sum = _plus(counts.score_sum, n)
+                    counts.credit += float(n)
+                    counts.score_sum += float(n)
         self._pending.clear()
 
     def result(self) -> RunMetrics:
         """The metrics of every case added so far."""
         self._flush()
         n = self._n
+        exact = zip((self._tp, self._fp, self._fn), self._prf, strict=True)
+        tp, fp, fn = (whole + float(part) for whole, part in exact)
         if self._case_sums is not None:
             p, r, f1 = (float(x) / n for x in self._case_sums) if n else (0.0, 0.0, 0.0)
         else:
-            p, r, f1 = prf(self._tp, self._fp, self._fn)
+            p, r, f1 = prf(tp, fp, fn)
         schema = self.slots is not None
         fields = {
             path: FieldMetrics(
@@ -426,8 +424,8 @@ class MetricsAccumulator:
                 c.missing,
                 c.extra,
                 c.absent if schema and path in self._slot_set else None,
-                c.credit,
-                c.score_sum,
+                float(c.credit),
+                float(c.score_sum),
                 self.options.wrong_value,
             )
             for path, c in self._fields.items()
@@ -438,9 +436,9 @@ class MetricsAccumulator:
             precision=p,
             recall=r,
             f1=f1,
-            tp=self._tp,
-            fp=self._fp,
-            fn=self._fn,
+            tp=tp,
+            fp=fp,
+            fn=fn,
             joint_goal_accuracy=self._joint / n if n else 0.0,
             slot_accuracy=(self._slot_right / self._slot_total if self._slot_total else 0.0)
             if schema
