@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from stateval._wide_numbers import wide_integer_in
 from stateval.errors import JournalError, JournalWriteError
 
 __all__ = [
@@ -49,15 +50,6 @@ LINGER = 0.02
 WAKE_AT = 64
 """Records in a batch that wake the writer before `LINGER` is over."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
-# a digit or a minus sign as "1", a number's "." or exponent ("e", "E") as ".", any other byte
-# as "0": an integer orjson reads as a float (past 64 bits: 20 digits, or a minus sign and 19)
-# is twenty ones in a row with no "." either side (a float's digits, as the many a small float
-# such as a fast mutator's ``time_used`` is written with, 0.000012345678901234568, are not)
-_NUMBER_BYTES = bytes(
-    0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x2E if b in b".eE" else 0x30 for b in range(256)
-)
-_TWENTY_DIGITS = b"1" * 20  # twenty digits (or a minus and 19) in a row, after `_NUMBER_BYTES`
-_DOT = 0x2E
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +236,7 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
     # orjson reads an integer past 64 bits (20 digits or more, or a minus sign and 19: under
     # -2**63) as a float: such lines, and what orjson refuses (NaN, an escaped unpaired surrogate:
     # `encode_record`'s lines), are read by the json module, as every line was before
-    if _wide_integer_in(raw):
+    if wide_integer_in(raw):
         record = _parse_standard(raw, where)
     else:
         try:
@@ -301,21 +293,6 @@ def line_number(path: Path, offset: int) -> int | None:
     except OSError:
         return None
     return lines
-
-
-def _wide_integer_in(raw: bytes) -> bool:
-    """Whether ``raw`` may hold an integer past 64 bits: twenty digits (or a minus sign and
-    19) in a row that are not a float's (no ".", "e" or "E" just before or after them; a
-    string's digits may count too: such a line is only read more slowly)."""
-    marked = raw.translate(_NUMBER_BYTES)
-    at = marked.find(_TWENTY_DIGITS)
-    while at >= 0:  # `at` starts a run of ones (found first), which ends at `end`
-        ends = [i for i in (marked.find(b"0", at), marked.find(b".", at)) if i >= 0]
-        end = min(ends, default=len(marked))
-        if (not at or marked[at - 1] != _DOT) and (end == len(marked) or marked[end] != _DOT):
-            return True
-        at = marked.find(_TWENTY_DIGITS, end)
-    return False
 
 
 def _parse_standard(raw: bytes, where: str) -> Any:

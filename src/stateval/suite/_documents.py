@@ -30,6 +30,8 @@ import orjson
 import yaml
 from yaml.constructor import ConstructorError
 
+from stateval._wide_numbers import NUMBER_MARKS, wide_integer_in, wide_integer_marked
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
@@ -51,18 +53,9 @@ MAX_INT_DIGITS: Final = 4_300
 _TAG = "tag:yaml.org,2002:"
 _REFUSED_TAGS: Final = ("timestamp", "binary", "set", "omap", "pairs")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-# 20 digits, or a minus and 19: a number orjson may read otherwise than the standard library
-# (an integer past 64 bits, or under -2**63, which orjson makes a float)
-_LONG_DIGITS: Final = re.compile(r"[0-9]{20}|-[0-9]{19}")
-# the bytes of a text with each ASCII digit and minus as b"1" and anything else as b"0": a run
-# of 20 is then a substring search, ~20x faster than the regular expression on a case line
-_DIGITS_AS_ONES: Final = bytes(0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256))
-_TWENTY_DIGITS: Final = b"1" * 20
-# the same with each opening bracket as b"2": one pass tells a case line's runs of digits
-# and (one count) how deep it may nest
-_DIGITS_AND_BRACKETS: Final = bytes(
-    0x32 if b in b"[{" else 0x31 if 0x30 <= b <= 0x39 or b == 0x2D else 0x30 for b in range(256)
-)
+# the bytes of a case line marked as `NUMBER_MARKS` does, with each opening bracket as b"2":
+# one pass tells its runs of digits and (one count) how deep it may nest
+_DIGITS_AND_BRACKETS: Final = bytes(0x32 if b in b"[{" else NUMBER_MARKS[b] for b in range(256))
 
 
 class DocumentError(Exception):
@@ -184,18 +177,15 @@ def parse_json(text: str | bytes, *, checked: bool = False) -> Any:
 
     The text is parsed by orjson, which reads a subset of what the standard library reads, to
     the same values; what it refuses (``NaN``, a text that is not JSON...) or reads otherwise
-    (a number of 20 digits or more, or of a minus and 19, which may be an integer past 64 bits
-    or under -2**63: orjson makes it a float) is parsed by the standard library, whose value
-    or error message is the answer.
+    (a number of 20 digits or more, or of a minus and 19, not a float's, which may be an
+    integer past 64 bits or under -2**63: orjson makes it a float; `stateval._wide_numbers`)
+    is parsed by the standard library, whose value or error message is the answer.
 
     Raises:
         DocumentError: The text is not JSON, or its value is outside the limits.
     """
-    if isinstance(text, bytes):
-        long = _TWENTY_DIGITS in text.translate(_DIGITS_AS_ONES)
-    else:
-        long = _LONG_DIGITS.search(text) is not None
-    if long:
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if wide_integer_in(raw):
         value = _parse_standard(text)
     else:
         try:
@@ -218,7 +208,7 @@ def parse_json_line(text: bytes) -> tuple[Any, bool]:
         DocumentError: The text is not JSON, or its value is outside the limits.
     """
     marks = text.translate(_DIGITS_AND_BRACKETS)
-    if _TWENTY_DIGITS in marks:
+    if wide_integer_marked(marks):
         value, plain = _parse_standard(text), False
     else:
         try:
