@@ -352,3 +352,11 @@ def test_a_journaled_compact_state_is_read_back_compact_and_the_rest_as_candidat
     other = {"fields": {**written, "b": [{"value": 2, "confidence": 0.5, "inference": "x"}]}}
     assert InterpretiveState.from_dict(other).flat_values is None
     assert InterpretiveState.from_dict(other).to_dict()["fields"]["b"][0]["inference"] == "x"
+
+
+@pytest.mark.parametrize("message_id", ["\ud800", "ok \udfff", 7])
+def test_a_flat_states_message_id_is_refused_where_a_candidates_is(message_id: object) -> None:
+    with pytest.raises(InvalidValueError):
+        ValueConfidence("x", 1.0, None, message_id)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValueError, match="at 'a'"):
+        InterpretiveState.from_flat({"a": "x"}, 1.0, message_id)  # type: ignore[arg-type]

@@ -346,9 +346,16 @@ class InterpretiveState:
             except InvalidConfidenceError as exc:
                 validate_path(first)
                 raise InvalidConfidenceError(exc.confidence, first) from None
-        if message_id is not None and not isinstance(message_id, str):
+        if message_id is not None and (
+            not isinstance(message_id, str)
+            or (not message_id.isascii() and _SURROGATE.search(message_id))
+        ):  # as a `ValueConfidence` refuses it
             validate_path(first)
-            problem = "message_id must be a string or None"
+            problem = (
+                "message_id must be a string or None"
+                if not isinstance(message_id, str)
+                else "message_id holds an unpaired surrogate, which is not text"
+            )
             raise InvalidValueError(message_id, problem, first)
         kinds = set(map(type, values.values()))
         if (
