@@ -190,8 +190,7 @@ class Journal:
             if not raw.endswith(b"\n"):
                 break  # a torn last line left by a crash mid-write
             if journal is not None and (case_id := plain_result_id(raw)) is not None:
-                journal.results.note(case_id, offset)  # a first repetition's: parsed when read
-                journal._latest[case_id] = offset
+                journal._note_first(case_id, offset)  # a first repetition's: parsed when read
             elif raw.strip():
                 record = parse_record(raw, path, number)
                 if journal is None:
@@ -326,11 +325,14 @@ class Journal:
     def _current(self, what: str, key: str, offset: int) -> bool:
         return what == "spans" or offset > self._latest.get(key, -1)
 
+    def _note_first(self, case_id: str, offset: int) -> None:
+        self.results.note(case_id, offset)  # a case's first repetition: its latest result
+        self._latest[case_id] = offset
+
     def _keep(self, case_id: str, record: dict[str, Any], offset: int) -> None:
         repetition = int(record.get("repetition") or 1)
         if repetition == 1:
-            self.results.note(case_id, offset)
-            self._latest[case_id] = offset
+            self._note_first(case_id, offset)
         else:
             self.repeated[(case_id, repetition)] = record
             self._latest[f"{case_id}#{repetition}"] = offset
@@ -412,8 +414,7 @@ class Journal:
     def submit_result_line(self, case_id: str, line: bytes) -> Future[None]:
         """`submit_result` of a first repetition's record already encoded (its line)."""
         offset, done = self._submit(line)
-        self.results.note(case_id, offset)
-        self._latest[case_id] = offset
+        self._note_first(case_id, offset)
         return done
 
     def append_result(self, case_id: str, result: dict[str, Any]) -> None:
