@@ -255,6 +255,32 @@ def test_validate_reports_cases_and_mutator(project: Path) -> None:
     assert "ok (3 cases, mutator python:" in result.stdout
 
 
+def test_a_suite_may_name_a_mutator_object_as_its_callable(project: Path) -> None:
+    # e.g. a sync mutator kept in threads, `PythonMutator(fn, inline=False)`: validate takes
+    # what run takes, and names what neither takes
+    name = "cli_obj_" + re.sub(r"\W", "_", project.name)
+    (project / f"{name}.py").write_text(
+        "from stateval import PythonMutator\n"
+        "def shout(state, input):\n"
+        "    return {'said': input.prompt.upper()}\n"
+        "mutator = PythonMutator(shout, inline=False)\n"
+        "number = 3\n"
+    )
+    suite = yaml.safe_load((project / "suite.yaml").read_text())
+    suite["mutator"]["callable"] = f"{name}:mutator"
+    (project / "object.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    suite["mutator"]["callable"] = f"{name}:number"
+    (project / "number.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    valid = CliRunner().invoke(app, ["validate", "object.yaml"])
+    assert valid.exit_code == 0, valid.output
+    assert f"mutator python:{name}:mutator" in valid.stdout
+    ran = CliRunner().invoke(app, ["run", "object.yaml", "--no-phoenix"])
+    assert ran.exit_code == 0, ran.output
+    invalid = CliRunner().invoke(app, ["validate", "number.yaml"])
+    assert invalid.exit_code != 0
+    assert "neither callable nor a mutator" in invalid.output
+
+
 def test_phoenix_status_without_a_server(project: Path) -> None:
     result = CliRunner().invoke(app, ["phoenix", "status"])
     assert result.exit_code == 1

@@ -1,5 +1,6 @@
-"""A sync mutator's calls share worker-thread hops while cheap, and a blocking one still runs
-concurrently with the others (stateval.mutators._thread_calls, through PythonMutator)."""
+"""A sync mutator's calls share worker-thread hops while cheap, run in the event loop's thread
+once quicker than a hop, and a blocking one still runs concurrently with the others
+(stateval.mutators._thread_calls, through PythonMutator)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import asyncio
 import contextvars
 import gc
 import threading
+import time
 import weakref
 
 import pytest
 
 from stateval import InterpretiveState, PythonMutator, StructuredInput
-from stateval.mutators._thread_calls import FAST_RUN, ThreadCalls
+from stateval.mutators._thread_calls import FAST_RUN, INLINE_AFTER, SLOW, ThreadCalls
 
 CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="none")
 HANG_GUARD = 120.0  # seconds: only so that a broken hand-back fails instead of hanging
@@ -185,3 +187,105 @@ def test_a_closed_loop_is_not_kept_alive_by_the_calls_it_made() -> None:
     del loop
     gc.collect()
     assert gone() is None
+
+
+class _Where:
+    """A callable that notes the thread each call ran in, and whether it had a running loop;
+    the calls given in ``slow``, ``fail`` and ``loop`` are slow, fail and run an event loop
+    of their own."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+        self.slow: set[int] = set()
+        self.fail: set[int] = set()
+        self.loop: set[int] = set()
+
+    def __call__(self, x: int) -> tuple[int, str, bool]:
+        self.threads.append(threading.get_ident())
+        if x in self.slow:
+            time.sleep(2 * SLOW)  # the call itself is slow (a stand-in for a blocking one)
+        if x in self.fail:
+            raise ValueError(f"no state for {x}")
+        if x in self.loop:
+            x = asyncio.run(_doubled(x))
+        CALLER.set("changed by the call")  # in its own copy of the context
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            loop = False
+        else:
+            loop = True
+        return x, CALLER.get(), loop
+
+
+async def _doubled(x: int) -> int:
+    await asyncio.sleep(0)
+    return 2 * x
+
+
+async def _until_in_loop_thread(calls: ThreadCalls, where: _Where, most: int) -> int:
+    """Batches of calls until one ran in this thread; how many calls that took (at most
+    ``most``, else the test fails)."""
+    here, made = threading.get_ident(), 0
+    while made < most:
+        CALLER.set("caller")
+        got = await asyncio.gather(*(calls.call(made + i) for i in range(FAST_RUN)))
+        assert got == [(made + i, "changed by the call", False) for i in range(FAST_RUN)]
+        assert CALLER.get() == "caller"
+        made += FAST_RUN
+        if where.threads[-1] == here:
+            return made
+    raise AssertionError(f"no call ran in the loop's thread after {made} quick calls")
+
+
+async def test_quick_calls_run_in_the_loops_thread_as_if_in_a_thread() -> None:
+    where = _Where()
+    calls = ThreadCalls(where)
+    made = await _until_in_loop_thread(calls, where, 40 * INLINE_AFTER)
+    assert made >= INLINE_AFTER  # not before that many quick calls
+    here = threading.get_ident()
+    assert here not in where.threads[:INLINE_AFTER]
+    # now each call runs in this thread, in a copy of its caller's context, with no running
+    # loop (asserted by _until_in_loop_thread), and a call's error reaches its caller
+    before = len(where.threads)
+    await _until_in_loop_thread(calls, where, FAST_RUN)
+    assert set(where.threads[before:]) == {here}
+
+    where.fail.add(-7)
+    with pytest.raises(ValueError, match="no state for -7"):
+        await calls.call(-7)
+    assert where.threads[-1] == here
+
+
+async def test_a_slow_call_in_the_loops_thread_sends_the_calls_back_to_threads() -> None:
+    where = _Where()
+    calls = ThreadCalls(where)
+    first = await _until_in_loop_thread(calls, where, 40 * INLINE_AFTER)
+    where.slow.add(-1)
+    assert await calls.call(-1) == (-1, "changed by the call", False)
+    assert where.threads[-1] == threading.get_ident()  # the slow call ran in the loop's thread
+    await asyncio.gather(*(calls.call(i) for i in range(FAST_RUN)))
+    assert threading.get_ident() not in where.threads[-FAST_RUN:]  # back in threads
+    again = await _until_in_loop_thread(calls, where, 80 * INLINE_AFTER)
+    # twice as many quick calls in a row as the first time (the batch above among them)
+    assert again >= 2 * INLINE_AFTER - FAST_RUN
+    assert first >= INLINE_AFTER
+
+
+async def test_a_call_in_the_loops_thread_can_run_an_event_loop_of_its_own() -> None:
+    where = _Where()
+    calls = ThreadCalls(where)
+    await _until_in_loop_thread(calls, where, 40 * INLINE_AFTER)
+    where.loop.add(-3)  # asyncio.run needs no running loop in its thread
+    assert await calls.call(-3) == (-6, "changed by the call", False)
+    assert where.threads[-1] == threading.get_ident()
+    assert asyncio.get_running_loop().is_running()
+
+
+async def test_inline_false_keeps_every_call_in_a_thread() -> None:
+    where = _Where()
+    mutator = PythonMutator(where, inline=False)
+    calls = mutator._threads
+    for start in range(0, 3 * INLINE_AFTER, FAST_RUN):
+        await asyncio.gather(*(calls.call(start + i) for i in range(FAST_RUN)))
+    assert threading.get_ident() not in where.threads

@@ -24,12 +24,17 @@ class PythonMutator:
     The callable receives a copy of the state, so changing its argument in place is harmless and
     the caller's state never changes. A sync callable runs in a worker thread, so a blocking one
     does not stall other cases; while its calls are cheap, the calls made in one turn of the
-    event loop share one thread hop (`ThreadCalls`).
+    event loop share one thread hop, and once they are quicker than a hop they run in the
+    event loop's thread (`ThreadCalls`).
 
     Args:
         fn: The callable. It may return the (changed) copy it was given, a new state, or a flat
             ``{path: value}`` dict: the whole post-state, each value with confidence 1.0 (see
             `InterpretiveState.from_flat`).
+        inline: Whether a sync callable's calls may run in the event loop's thread once they
+            are quick (False: always in a thread, for one whose calls wait for one another;
+            a suite names such a mutator as ``module:attr`` of a ``PythonMutator(fn,
+            inline=False)``).
 
     Example:
         >>> def set_name(state, input):
@@ -42,13 +47,13 @@ class PythonMutator:
         InterpretiveState({'name': 'Ada'})
     """
 
-    def __init__(self, fn: MutatorFunction) -> None:
+    def __init__(self, fn: MutatorFunction, *, inline: bool = True) -> None:
         if not callable(fn):
             raise MutatorError(f"PythonMutator needs a callable, got {type(fn).__name__}")
         self.fn = fn
         self.name = _callable_name(fn)
         self._async = _is_async(fn)
-        self._threads = ThreadCalls(fn)
+        self._threads = ThreadCalls(fn, inline=inline)
 
     async def mutate(self, state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
         """Call the wrapped callable on a copy of ``state`` and check what it returns."""

@@ -16,6 +16,17 @@ that takes `SLOW` or more (or a batch taken back) sends calls one per executor t
 until `FAST_RUN` calls in a row have been cheap. A call that blocks stalls the other calls of
 its batch for at most `STEAL_AFTER`: those behind it run elsewhere then, and those it ran
 before it are answered then.
+
+A callable whose calls have been quicker than `QUICK` `INLINE_AFTER` times (none taking
+`SLOW` or more meanwhile, and at most one in 16 of them slower than `QUICK`: a call the machine
+paused) is only computing (rules, lookups): its calls then run in the event loop's own thread,
+as an ``async def`` mutator's do, since handing one over to a thread and back costs more than
+the call (and the interpreter lock would run it alone anyway). Such a call still runs as if in
+a thread: in a copy of its caller's context, with no running event loop (``asyncio.run`` works
+in it). One that takes `SLOW` or more sends the calls back to threads; they must then be quick
+twice as many times before they run in the loop again, so a callable that blocks now and then
+stalls the loop a few times in a run at most, each time for one call. ``inline=False`` keeps
+every call in a thread (a callable whose calls wait for one another).
 """
 
 from __future__ import annotations
@@ -27,12 +38,13 @@ import queue
 import threading
 import time
 import weakref
+from asyncio import events
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FAST_RUN", "SLOW", "STEAL_AFTER", "ThreadCalls"]
+__all__ = ["FAST_RUN", "INLINE_AFTER", "QUICK", "SLOW", "STEAL_AFTER", "ThreadCalls"]
 
 SLOW = 0.001
 """Seconds: a call that takes this long or longer is not cheap."""
@@ -42,6 +54,13 @@ STEAL_AFTER = 0.005
 
 FAST_RUN = 8
 """Cheap calls in a row after which calls are batched."""
+
+QUICK = 0.00005
+"""Seconds: a call quicker than this costs about what its thread hop costs, or less."""
+
+INLINE_AFTER = 256
+"""Quick calls after which calls run in the event loop's thread (doubled each time a call run
+there took `SLOW` or more)."""
 
 _IDLE = 1.0  # seconds the batches' thread waits for work before it exits
 
@@ -76,6 +95,8 @@ class ThreadCalls:
 
     Args:
         fn: A synchronous callable.
+        inline: Whether its calls may run in the event loop's thread once they have been
+            quick `INLINE_AFTER` times.
 
     Example:
         >>> import asyncio
@@ -86,9 +107,14 @@ class ThreadCalls:
         [34, 36, 38]
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], *, inline: bool = True) -> None:
         self._fn = fn
         self._cheap = 0  # cheap calls in a row
+        self._quick = 0  # quick calls since the last slow one
+        self._other = 0  # calls neither quick nor slow among them
+        # quick calls after which calls run in the loop's thread (None: never)
+        self._inline_after: int | None = INLINE_AFTER if inline else None
+        self._inline = False  # calls run in the loop's thread now
         self._queued: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Call]] = (
             weakref.WeakKeyDictionary()
         )
@@ -97,7 +123,10 @@ class ThreadCalls:
         self._server_lock = threading.Lock()
 
     async def call(self, *args: Any) -> Any:
-        """``fn(*args)`` in a worker thread; its result, or the exception it raised."""
+        """``fn(*args)`` in a worker thread (or, once its calls are quick, in the loop's); its
+        result, or the exception it raised."""
+        if self._inline:
+            return self._inline_call(args)
         loop = asyncio.get_running_loop()
         call = _Call(args, contextvars.copy_context(), loop.create_future())
         if self._cheap < FAST_RUN:
@@ -110,6 +139,24 @@ class ThreadCalls:
                 loop.call_soon(self._flush, loop)
             queued.append(call)
         return await call.future
+
+    def _inline_call(self, args: tuple[Any, ...]) -> Any:
+        """``fn(*args)`` in the loop's thread, in a copy of the caller's context and with no
+        running loop, as in a worker thread; a call that takes `SLOW` or more sends the calls
+        back to threads."""
+        loop = events._get_running_loop()
+        events._set_running_loop(None)
+        start = time.perf_counter()
+        try:
+            return contextvars.copy_context().run(self._fn, *args)
+        finally:
+            seconds = time.perf_counter() - start
+            events._set_running_loop(loop)
+            if seconds >= SLOW and self._inline:
+                self._inline = False
+                self._quick = self._other = self._cheap = 0
+                if self._inline_after is not None:
+                    self._inline_after *= 2
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         queued = self._queued.get(loop)
@@ -171,7 +218,7 @@ class ThreadCalls:
     ) -> None:
         """The batch's thread is still busy: the calls it ran are answered, and each call it
         has not started gets its own thread."""
-        self._cheap = 0
+        self._cheap = self._quick = self._other = 0
         self._answer(outcomes)
         while True:
             try:
@@ -203,13 +250,31 @@ class ThreadCalls:
             except IndexError:
                 return
             future = outcome.call.future
-            self._cheap = self._cheap + 1 if outcome.seconds < SLOW else 0
+            self._count(outcome.seconds)
             if future.done():  # its caller was cancelled (Ctrl-C)
                 continue
             if outcome.error is not None:
                 future.set_exception(outcome.error)
             else:
                 future.set_result(outcome.value)
+
+    def _count(self, seconds: float) -> None:
+        """Count a call's time run in a thread: batch cheap calls, run quick ones inline."""
+        if seconds >= SLOW:
+            self._cheap = self._quick = self._other = 0
+            return
+        self._cheap += 1
+        after = self._inline_after
+        if after is None:
+            return
+        if seconds < QUICK:
+            self._quick += 1
+            if self._quick >= after:
+                self._inline = True
+        else:
+            self._other += 1
+            if 16 * self._other > after:  # more than one in 16 not quick: count again
+                self._quick = self._other = 0
 
 
 def _fail(calls: tuple[_Call, ...], problem: BaseException) -> None:

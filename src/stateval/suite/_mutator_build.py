@@ -37,10 +37,15 @@ def check_mutator(
             )
         )
         return
-    if not callable(target):
+    if not callable(target) and not callable(getattr(target, "mutate", None)):
+        # what `as_mutator` takes: a callable, or an object with a mutate method
         problems.append(
             format_problem(
-                label, locate(("mutator", "callable")), None, "mutator.callable", "not callable"
+                label,
+                locate(("mutator", "callable")),
+                None,
+                "mutator.callable",
+                "neither callable nor a mutator (an object with a mutate method)",
             )
         )
 
