@@ -43,12 +43,14 @@ __all__ = [
     "truncate",
 ]
 
-WINDOW = 256
+WINDOW = 1024
 """The most records one ``fsync`` covers."""
 LINGER = 0.02
 """Seconds the writer waits for more records after a write before it writes what came."""
-WAKE_AT = 64
-"""Records in a batch that wake the writer before `LINGER` is over."""
+WAKE_AT = 512
+"""Records in a batch that wake the writer before `LINGER` is over (a write and its ``fsync``
+cost the writer ~0.3-0.5 ms of CPU here, whatever the batch: fewer, larger batches are
+cheaper)."""
 _IDLE = 1.0  # seconds the writer thread waits for work before it exits
 
 
