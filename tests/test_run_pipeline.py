@@ -1,6 +1,7 @@
 """One case through a run (`stateval.run._pipeline`): the mutator's call recorded as a
-`CaseResult` without a span when nothing is traced, its start time, and a mutator that changes
-its case's own pre-state recorded as that case's error while the run goes on."""
+`CaseResult` without a span when nothing is traced, its start time, a mutator that changes
+its case's own pre-state recorded as that case's error while the run goes on, and a run whose
+calls never wait still letting other tasks run."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from stateval import (
 from stateval.mutators import PythonMutator
 from stateval.run import Journal
 from stateval.run._pipeline import _UtcNow
+from stateval.run._runner import YIELD_EVERY
 
 _LAST_NS = 253_402_300_799 * 10**9 + 999_999_999  # 9999-12-31T23:59:59.999999999
 
@@ -57,10 +59,10 @@ def test_the_clock_reads_now() -> None:
     assert before <= datetime.fromisoformat(stamp) <= after
 
 
-def _suite(tmp_path: Path) -> Suite:
+def _suite(tmp_path: Path, n: int = 4) -> Suite:
     cases = [
         {"id": f"c{i}", "input": {"prompt": f"p{i}"}, "expected_post_state": {"area": f"p{i}"}}
-        for i in range(4)
+        for i in range(n)
     ]
     path = tmp_path / "suite.yaml"
     path.write_text(
@@ -124,3 +126,28 @@ def test_a_mutator_changing_its_cases_own_pre_state_is_that_cases_error(tmp_path
     assert "changed the pre_state" in records["c1"]["error"]
     assert records["c1"]["error_type"] == "MutatorError"
     assert all(records[c]["error"] is None for c in ("c0", "c2", "c3"))
+
+
+async def test_a_run_whose_calls_never_wait_lets_other_tasks_run(tmp_path: Path) -> None:
+    # an `async def` mutator that only computes (as a sync one run in the loop's thread): no
+    # case awaits anything, yet the loop runs other tasks (Ctrl-C's cancellation) meanwhile
+    calls = 0
+
+    async def fill(state: InterpretiveState, input: StructuredInput) -> InterpretiveState:
+        nonlocal calls
+        calls += 1
+        return InterpretiveState.from_flat({"area": input.prompt})
+
+    workers, n = 2, 8 * YIELD_EVERY
+    suite = dataclasses.replace(_suite(tmp_path, n), mutator=PythonMutator(fill))
+    journal = start_journal(tmp_path / "home", suite)
+    seen: list[int] = []
+
+    async def watch() -> None:
+        seen.append(calls)  # how far the run had gone when this task first ran
+
+    run = asyncio.ensure_future(run_suite(suite, journal, concurrency=workers))
+    await asyncio.sleep(0)  # the run starts first
+    await asyncio.gather(watch(), run)
+    assert run.result().summary.n_cases == n
+    assert seen and seen[0] <= workers * YIELD_EVERY < n

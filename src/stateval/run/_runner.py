@@ -40,6 +40,12 @@ __all__ = [
     "submit_episode",
 ]
 
+YIELD_EVERY = 64
+"""Cases a worker runs before it lets the event loop run other tasks: a mutator whose calls
+never wait (an ``async def`` one that only computes, a sync one run in the loop's thread)
+would otherwise keep the loop from everything else (Ctrl-C's cancellation among it) until the
+run's last case."""
+
 
 class ReenterableSpan(CaseSpan, Protocol):
     """A `CaseSpan` that can be made current again after it ended, so the LLM judge's calls on
@@ -211,8 +217,12 @@ async def execute(
     todo = cases()
 
     async def worker() -> None:
+        ran = 0
         for case, repetition in todo:  # shared by the workers; next() never awaits
             await pipeline.run(case, repetition)
+            ran += 1
+            if ran % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
 
     workers = max(1, min(concurrency, len(missing) + len(repeats)))
     try:
