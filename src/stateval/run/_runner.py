@@ -217,10 +217,9 @@ async def execute(
     todo = cases()
 
     async def worker() -> None:
-        ran = 0
-        for case, repetition in todo:  # shared by the workers; next() never awaits
+        # `todo` is shared by the workers; its next() never awaits
+        for ran, (case, repetition) in enumerate(todo, 1):
             await pipeline.run(case, repetition)
-            ran += 1
             if ran % YIELD_EVERY == 0:
                 await asyncio.sleep(0)
 
