@@ -699,6 +699,33 @@ def test_jsonl_cases_are_read_from_the_file_when_used_and_found_by_id(tmp_path: 
         list(suite.cases)
 
 
+def test_jsonl_cases_selected_by_id_are_each_case_asked_for_once_in_file_order(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"id": f"c{i}", "input": {"prompt": f"p{i}"}, "expected_post_state": {"x": i}}
+        for i in range(6)
+    ]
+    (tmp_path / "cases.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    suite = load_suite(
+        _write(
+            tmp_path,
+            'mutator: {type: python, callable: "builtins:print"}\ncases: {file: cases.jsonl}\n',
+        ),
+        load_mutator=False,
+    )
+    every = [r["id"] for r in rows]
+    for asked, found in [
+        (set(every), every),  # every case: a run's first pass, a rescore
+        ([*reversed(every), "c2", "c2"], every),  # any order, an id asked for twice
+        ({*every, "unknown"}, every),
+        ({"c5", "c0", "c3", "unknown"}, ["c0", "c3", "c5"]),
+        ([*every[1:], "unknown", "c1"], every[1:]),
+        ({"unknown"}, []),
+    ]:
+        assert [c.id for c in suite.cases.select(asked)] == found
+
+
 _JSON = st.recursive(
     st.none()
     | st.booleans()

@@ -350,11 +350,14 @@ class FileCases(Cases):
 
     def select(self, case_ids: Collection[str]) -> Iterator[Case]:
         """The cases whose id is in ``case_ids``, in file order (other lines are not parsed)."""
-        wanted = sum(1 for case_id in case_ids if case_id in self._position)
+        wanted = len(self._position.keys() & case_ids)  # each id once, no Python frame per id
         if not wanted:
             return
+        # every case (a run's first pass, a rescore): none is looked up, in a set of them all
+        # (a cache miss or two each, in a run)
+        every = wanted == len(self.ids)
         for position, raw in self._lines():
-            if self.ids[position] in case_ids:
+            if every or self.ids[position] in case_ids:
                 yield self._case(raw, position)
                 wanted -= 1
                 if not wanted:
