@@ -1,6 +1,8 @@
 """A result record's journal line made from encoded parts (`stateval.run._result_line`) is the
 line the journal writes from the record's dict, byte for byte, and the run's pipeline journals
-every case as before: first repetitions through their line, any other through its dict."""
+every case as before: first repetitions through their line, any other through its dict. Read
+back off its bytes (`read_result_line`), a line gives what the checked path (`parse_record`,
+`CaseResult.from_dict`) gives, or nothing: then the checked path reads it."""
 
 from __future__ import annotations
 
@@ -9,16 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stateval.compare import FieldPolicies, MatchPolicy
+from stateval.errors import JournalError
 from stateval.mutators import StructuredInput
-from stateval.run import SCORES_KEY, CaseResult, Journal, RunHeader, RunTally, Scoring
+from stateval.run import SCORES_KEY, CaseResult, Journal, Judgement, RunHeader, RunTally, Scoring
 from stateval.run._compact_scores import compact_scores, compact_scores_json
-from stateval.run._journal_file import encode_result
+from stateval.run._journal_file import encode_result, parse_record
 from stateval.run._pipeline import CasePipeline
-from stateval.run._result_line import result_line, state_json
+from stateval.run._result_line import read_result_line, result_line, state_json
 from stateval.run._scoring import score_case
 from stateval.state import InterpretiveState, ValueConfidence
 from stateval.suite import Case
@@ -181,3 +185,196 @@ def test_the_pipeline_journals_each_record_as_its_dict_is_encoded(tmp_path: Path
     assert lines == expected
     assert set(journal.results) == {c.id for c in cases} - {"c4"}  # c4: a second repetition
     assert journal.results["c0"]["post_state"] == results[0].post_state.to_dict()  # type: ignore[union-attr]
+
+
+def _checked(line: bytes) -> CaseResult:
+    """The result the checked path reads from ``line`` (`parse_record`, `from_dict`)."""
+    return CaseResult.from_dict(parse_record(line, Path("journal.jsonl"), None))
+
+
+def _assert_same(read: CaseResult, checked: CaseResult) -> None:
+    """``read`` is ``checked`` to the last detail a later step may look at: every field (floats
+    by their bits), and a post-state in the same form (compact or not, values in order)."""
+    assert read == checked
+    assert repr(read) == repr(checked)  # -0.0 and 0.0, 1 and 1.0 told apart
+    assert type(read.time_used) is type(checked.time_used)
+    mine, theirs = read.post_state, checked.post_state
+    if mine is None or theirs is None:
+        assert mine is theirs
+        return
+    assert mine.to_dict() == theirs.to_dict()
+    assert orjson.dumps(mine.to_dict()) == orjson.dumps(theirs.to_dict())
+    flat, other = mine.flat_values, theirs.flat_values
+    assert (flat is None) == (other is None)
+    if flat is not None and other is not None:
+        assert list(flat.values.items()) == list(other.values.items())
+        assert repr(flat.confidence) == repr(other.confidence)
+        assert flat.message_id == other.message_id
+        assert flat.all_strings == other.all_strings
+
+
+def _written(result: CaseResult, scores: dict[str, Any] | None) -> bytes | None:
+    """The line the pipeline journals for ``result`` (None: scores orjson refuses)."""
+    try:
+        encoded = None if scores is None else orjson.dumps(scores)
+    except TypeError:
+        return None
+    made = result_line(result, result.case_id, encoded)
+    return made if made is not None else _from_dict(result, result.case_id, scores)
+
+
+@settings(max_examples=500, deadline=None)
+@given(results(), SCORES)
+def test_a_line_read_off_its_bytes_is_what_the_checked_path_reads(
+    result: CaseResult, scores: dict[str, Any] | None
+) -> None:
+    line = _written(result, scores)
+    if line is None:
+        return
+    read = read_result_line(line, result.case_id)
+    if read is not None:
+        _assert_same(read, _checked(line))
+    post = result.post_state
+    flat = None if post is None else post.flat_values
+    common = (  # a run's usual line: read here, never left to the checked path
+        result.repetition == 1
+        and result.pre_state is None
+        and (post is None or (flat is not None and flat.values and state_json(post) is not None))
+        and result_line(result, result.case_id, None) is not None
+    )
+    if common:
+        assert read is not None
+    assert read_result_line(line, result.case_id + "x") is None  # another case's line
+
+
+# what a changed line may hold: escapes, numbers orjson reads otherwise than the json module,
+# another member, whitespace, the sequences the line is cut at
+SPLICES = st.sampled_from(
+    [
+        b"",
+        b" ",
+        b"\\u0041",
+        b"\\",
+        b'"',
+        b"1e400",
+        b"123456789012345678901234",
+        b"-9223372036854775809",
+        b"-0.0",
+        b"1",
+        b',"x":1',
+        b'"}]}},"error":',
+        b',"judgements":[]',
+        b'","confidence":1.0}],"',
+        b'":[{"value":"',
+        b"null",
+        b"\xff",
+        b"\n",
+    ]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(results(), SCORES, st.data())
+def test_a_changed_line_is_refused_or_read_as_the_checked_path_reads_it(
+    result: CaseResult, scores: dict[str, Any] | None, data: st.DataObject
+) -> None:
+    line = _written(result, scores)
+    if line is None:
+        return
+    for _ in range(data.draw(st.integers(1, 3))):
+        # anywhere, or in the post-state or the members after it (where the line is cut)
+        low = data.draw(st.sampled_from([0, line.find(b'"post_state"'), line.find(b'"error"')]))
+        start = data.draw(st.integers(max(low, 0), len(line)))
+        if data.draw(st.booleans()):
+            start = min(start, max(low, 0) + 24)
+        end = data.draw(st.integers(start, min(len(line), start + 4)))
+        splice = data.draw(SPLICES | st.binary(min_size=1, max_size=2))
+        line = line[:start] + splice + line[end:]
+    read = read_result_line(line, result.case_id)
+    if read is None:
+        return  # the checked path reads it (or refuses it)
+    _assert_same(read, _checked(line))
+
+
+def test_a_line_with_judgements_or_a_repetition_is_left_to_the_checked_path() -> None:
+    state = InterpretiveState.from_flat({"a": "x"})
+    judged = CaseResult(
+        "c1", state, None, None, 0.5, judgements=(Judgement("a", None, "x", "x", "equivalent", ""),)
+    )
+    for result in (judged, CaseResult("c1", state, None, None, 0.5, repetition=2)):
+        line = _from_dict(result, "c1", None)
+        assert read_result_line(line, "c1") is None
+        assert _checked(line) == result
+    plain = CaseResult("c1", state, None, None, 0.5)
+    assert read_result_line(_from_dict(plain, "c1", None), "c1") == plain
+
+
+def test_journal_results_read_plain_lines_and_others_alike(tmp_path: Path) -> None:
+    header = RunHeader(
+        suite_path="s.yaml", suite_name="s", suite_hash="h", cases_hash="c", case_ids=["a", "b"]
+    )
+    journal = Journal.create(tmp_path, header)
+    plain = CaseResult("a", InterpretiveState.from_flat({"f": "v"}), None, None, 0.25)
+    candidates = InterpretiveState()
+    candidates.add_value("f", ValueConfidence("x", 0.5))
+    candidates.add_value("f", ValueConfidence("y", 0.25))
+    other = CaseResult("b", candidates, None, None, 0.5, raw_output='q"')
+    line = result_line(plain, "a", None)
+    assert line is not None
+    journal.submit_result_line("a", line)
+    journal.submit_result("b", other.to_dict())
+    journal.flush()
+    read = dict(journal.results.results(["b", "a", "missing"]))
+    assert read == {"a": plain, "b": other, "missing": None}
+    assert read == {
+        c: None if r is None else CaseResult.from_dict(r)
+        for c, r in journal.results.read(["b", "a", "missing"])
+    }
+
+
+_PLAIN = (
+    b'{"kind":"result","case_id":"c1","post_state":{"fields":{"a":[{"value":"x","confidence":1.0}],'
+    b'"b":[{"value":"y","confidence":1.0}]}},"error":null,"error_type":null,"time_used":0.5,'
+    b'"trace_id":null,"span_id":null,"raw_output":null,"started_at":null,"judgements":[],'
+    b'"scores":{"s":{"field:a":1.0}}}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b"", b""),  # the line as written: read here
+        (b'{"fields"', b'{"fie1ds"'),  # not a state: the checked path refuses it
+        (b'"error":null', b'"error":123456789012345678901234'),  # the json module reads it
+        (b'"time_used":0.5', b'"time_used":123456789012345678901234'),
+        (b'"time_used":0.5', b'"time_used":"fast"'),  # `from_dict` refuses it
+        (b'"time_used":0.5', b'"time_used":[]'),  # `from_dict` reads 0.0
+        (b'"x","confidence":1.0}', b'"x","confidence":0.5}'),  # another confidence
+        (b'"confidence":1.0}],"b"', b'"confidence":1.0,"inference":"i"}],"b"'),
+        (b'"value":"x"', b'"value":"\\u0078"'),  # an escape the writer does not write
+        (b'"b":[{', b'"a":[{'),  # a path twice
+        (b'"a":[', b'"a b":['),  # a path a state refuses
+        (b'"confidence":1.0}]}}', b'"confidence":1.5}]}}'),
+        (b',"scores":{"s":{"field:a":1.0}}', b""),  # no compact scores
+        (b'{"s":{"field:a":1.0}}', b'{"s":{"field:a":1.0}'),  # broken scores
+        (b'"judgements":[]', b'"judgements":[ ]'),
+        (b'"started_at":null,', b'"started_at":null,"x":1,'),  # another member
+        (b"}\n", b"}"),  # no newline
+    ],
+)
+def test_a_hand_changed_line_is_refused_or_read_as_the_checked_path_reads_it(
+    old: bytes, new: bytes
+) -> None:
+    line = _PLAIN.replace(old, new, 1)
+    assert old in _PLAIN
+    assert line != _PLAIN or not old
+    read = read_result_line(line, "c1")
+    try:
+        checked = _checked(line)
+    except JournalError:
+        assert read is None
+        return
+    if read is not None:
+        _assert_same(read, checked)
+    if not old:
+        assert read is not None

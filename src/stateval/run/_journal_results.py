@@ -14,6 +14,8 @@ import orjson
 
 from stateval.errors import JournalError
 from stateval.run._journal_file import line_number, parse_record
+from stateval.run._result_line import read_result_line
+from stateval.run._results import CaseResult
 
 __all__ = ["JournalResults"]
 
@@ -90,12 +92,51 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                         yield case_id, None
                         continue
                     handle.seek(offset)
-                    record = _parse_at(handle.readline(), path, offset)
-                    if record.get("case_id") != case_id:
-                        raise JournalError(f"{path}: changed while the run was open")
-                    yield case_id, record
+                    yield case_id, self._record(handle.readline(), offset, case_id)
         except OSError as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
+
+    def results(self, case_ids: Iterable[str]) -> Iterator[tuple[str, CaseResult | None]]:
+        """``(case_id, result or None)`` for each of ``case_ids``, through one mapping of the
+        file: a line as a run writes it read straight off its bytes (`read_result_line`), any
+        other as `read` reads it, then `CaseResult.from_dict`.
+
+        Raises:
+            JournalError: The file cannot be read, a record is not where it was written, or
+                it is not a case result.
+        """
+        path = self._path
+        self._flush()
+        offsets = self._offsets
+        try:
+            with path.open("rb") as handle, _mapped(handle) as data:
+                find = data.find
+                for case_id in case_ids:
+                    offset = offsets.get(case_id)
+                    if offset is None:
+                        yield case_id, None
+                        continue
+                    line = data[offset : find(b"\n", offset) + 1]
+                    if not line:  # past the mapping (written since), or the file's last line
+                        handle.seek(offset)
+                        line = handle.readline()
+                    result = read_result_line(line, case_id)
+                    if result is None:
+                        result = CaseResult.from_dict(self._record(line, offset, case_id))
+                    yield case_id, result
+        except (OSError, ValueError) as exc:
+            raise JournalError(f"cannot read {path}: {exc}") from exc
+
+    def _record(self, raw: bytes, offset: int, case_id: str) -> dict[str, Any]:
+        """The record of ``case_id``'s line ``raw``, checked to be its.
+
+        Raises:
+            JournalError: The line is not a JSON object, or not ``case_id``'s.
+        """
+        record = _parse_at(raw, self._path, offset)
+        if record.get("case_id") != case_id:
+            raise JournalError(f"{self._path}: changed while the run was open")
+        return record
 
     def lines(self) -> Iterator[tuple[str, int, int, dict[str, Any] | None]]:
         """``(case_id, start, end, None)``: where each result's line is in the file, in file

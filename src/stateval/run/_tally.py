@@ -395,9 +395,9 @@ def journaled_results(
             current[:] = [case]
             yield case.id
 
-    for _, record in journal.results.read(ids()):
-        if record is not None:
-            yield current[0], CaseResult.from_dict(record)
+    for _, result in journal.results.results(ids()):
+        if result is not None:
+            yield current[0], result
 
 
 def journaled_scores(suite: Suite, journal: Journal, scoring: Scoring) -> dict[str, CaseScore]:
