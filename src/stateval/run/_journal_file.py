@@ -31,6 +31,7 @@ from stateval.errors import JournalError, JournalWriteError
 
 __all__ = [
     "LINGER",
+    "RESULT_HEAD",
     "WAKE_AT",
     "WINDOW",
     "FileRange",
@@ -250,7 +251,10 @@ def parse_record(raw: bytes, path: Path, number: int | None) -> dict[str, Any]:
     return record
 
 
-_RESULT_HEAD = b'{"kind":"result","case_id":"'
+RESULT_HEAD = b'{"kind":"result","case_id":'
+"""How a first repetition's result line begins, as the journal writes it: its case id's JSON
+string follows (`plain_result_id`, `stateval.run._result_line.read_result_line`)."""
+_RESULT_ID = RESULT_HEAD + b'"'
 
 
 def plain_result_id(raw: bytes) -> str | None:
@@ -267,9 +271,9 @@ def plain_result_id(raw: bytes) -> str | None:
         >>> plain_result_id(b'{"kind":"result","repetition":2,"case_id":"c7"}\\n') is None
         True
     """
-    if not raw.startswith(_RESULT_HEAD):
+    if not raw.startswith(_RESULT_ID):
         return None
-    start = len(_RESULT_HEAD)
+    start = len(_RESULT_ID)
     end = raw.find(b'"', start)
     # an escape in the id, or "repetition" anywhere (a hand-made line may put it after the id):
     # parsed whole instead

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from stateval.errors import JournalError
-from stateval.run._journal_file import line_number, parse_record
+from stateval.run._journal_file import RESULT_HEAD, line_number, parse_record
 from stateval.run._result_line import read_result_line
 from stateval.run._results import CaseResult
 
@@ -149,7 +149,7 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         """
         path = self._path
         self._flush()
-        first = b'{"kind":"result","case_id":'
+        first = RESULT_HEAD
         try:
             with path.open("rb") as handle, _mapped(handle) as data:
                 for case_id, offset in sorted(self._offsets.items(), key=lambda kv: kv[1]):

@@ -24,6 +24,7 @@ import orjson
 
 from stateval.errors import StateError
 from stateval.run._compact_scores import SCORES_KEY
+from stateval.run._journal_file import RESULT_HEAD
 from stateval.run._results import CaseResult
 from stateval.state import InterpretiveState, paths_known
 
@@ -106,7 +107,6 @@ def result_line(result: CaseResult, case_id: str, scores: bytes | None) -> bytes
         return None
 
 
-_HEAD = b'{"kind":"result","case_id":'
 _POST_STATE = b',"post_state":'
 _STATE_END = b'}]}},"error":'  # a state's end, then the next key: in no JSON string (a quote)
 _NO_JUDGEMENTS = b',"judgements":[]'
@@ -128,7 +128,7 @@ def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
     compact scores, which are only checked to be JSON (rescoring makes its own).
     """
     try:
-        head = _HEAD + orjson.dumps(case_id) + _POST_STATE
+        head = RESULT_HEAD + orjson.dumps(case_id) + _POST_STATE
     except TypeError:  # an unpaired surrogate
         return None
     if not line.startswith(head) or not line.endswith(b"}\n"):
