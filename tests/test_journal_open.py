@@ -124,3 +124,21 @@ def test_a_broken_result_line_is_named_by_its_number_when_read(tmp_path: Path) -
     with pytest.raises(JournalError, match=r"journal\.jsonl:3: not a JSON record"):
         list(opened.results.read(["a", "b"]))
     assert opened.results["a"]["case_id"] == "a"
+
+
+def test_a_header_from_a_newer_stateval_is_refused_in_words(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header(["a"]))
+    journal.flush()
+    lines = journal.path.read_bytes().splitlines(keepends=True)
+    header = orjson.loads(lines[0])
+    journal.path.write_bytes(orjson.dumps({**header, "zeta": 1, "alpha": 2}) + b"\n")
+    with pytest.raises(JournalError) as raised:
+        Journal.open(tmp_path, journal.run_id)
+    assert str(raised.value) == (
+        f"{journal.path}:1: the run header holds 'alpha', 'zeta', which this stateval does not "
+        "know: the run was journaled by a newer stateval (upgrade to read it)"
+    )
+    # a header with a value of the wrong kind is still pydantic's one line
+    journal.path.write_bytes(orjson.dumps({**header, "repetitions": 0}) + b"\n")
+    with pytest.raises(JournalError, match=r":1: invalid run header: Input should be greater"):
+        Journal.open(tmp_path, journal.run_id)

@@ -102,6 +102,13 @@ def header_from_record(record: dict[str, Any], path: Path) -> RunHeader:
     """
     if record.get("kind") != "header":
         raise JournalError(f"{path}: does not start with a run header")
+    unknown = sorted(k for k in record if k != "kind" and k not in RunHeader.model_fields)
+    if unknown:  # said so, not pydantic's "Extra inputs are not permitted"
+        raise JournalError(
+            f"{path}:1: the run header holds {', '.join(map(repr, unknown[:5]))}, which this "
+            "stateval does not know: the run was journaled by a newer stateval (upgrade to "
+            "read it)"
+        )
     try:
         return RunHeader.model_validate({k: v for k, v in record.items() if k != "kind"})
     except ValidationError as exc:
