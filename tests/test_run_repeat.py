@@ -105,6 +105,45 @@ def test_diff_uses_every_repetition(project: Path) -> None:
     assert city["cand_accuracy"] == pytest.approx((18 + 6 * 2 / 3) / N)
 
 
+
+def test_the_gate_of_a_repeated_run_reads_its_journaled_scores_as_scoring_it_again_does(
+    project: Path,
+) -> None:
+    assert CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix"]).exit_code == 0
+    gated = CliRunner().invoke(
+        app,
+        ["run", "suite.yaml", "--no-phoenix", "--repeat", "3", "--baseline", "latest"],
+        catch_exceptions=False,
+    )
+    assert "regression gate:" in gated.output, gated.output
+    from stateval.regressions import (
+        RepetitionsBuilder,
+        ScoredRun,
+        field_stability,
+        local_run,
+        reliability,
+    )
+    from stateval.run import Scoring, journaled_repetitions
+    from stateval.suite import load_suite
+
+    suite = load_suite(project / "suite.yaml", load_mutator=False)
+    journal = Journal.open(project / ".stateval", "latest")
+    seen: list[tuple[str, int]] = []
+    counted = RepetitionsBuilder()
+    columns = local_run(
+        journal, suite, each=lambda c, reps: (seen.append((c, len(reps))), counted.add(c, reps))
+    )
+    assert seen == [(f"case-{i:02d}", 3) for i in range(N)]
+    assert columns.repetitions == 3
+    # what the run reports: the same as every case scored again and held in memory
+    held = ScoredRun.from_scores(
+        "held", journaled_repetitions(suite, journal, Scoring.from_suite(suite))
+    )
+    assert counted.fields() == field_stability(held)
+    assert counted.reliability() == reliability(held)
+    city = next(f for f in counted.fields() if f.path == "user.city")
+    assert city.flaky_cases == tuple(f"case-{i:02d}" for i in range(6))
+
 @pytest.mark.phoenix
 def test_repeat_is_one_experiment_with_repetitions_in_phoenix(
     project: Path, phoenix_url: str

@@ -16,19 +16,17 @@ from stateval.errors import DiffError
 from stateval.orchestrator._request import RunRequest
 from stateval.regressions import (
     DEFAULT_GATE,
+    RepetitionsBuilder,
     RunColumns,
     RunDiff,
     RunResolver,
     ScoredRun,
     diff_runs,
-    experiment_link,
-    field_stability,
     gate_result,
     local_run,
     print_diff,
     print_reliability,
     print_stability,
-    reliability,
     tag_baseline,
 )
 from stateval.run import (
@@ -36,10 +34,8 @@ from stateval.run import (
     PhoenixTarget,
     RunOutcome,
     RunSummary,
-    Scoring,
     ThresholdResult,
     UploadStatus,
-    journaled_repetitions,
 )
 from stateval.suite import RegressionsSpec, Suite
 
@@ -141,7 +137,8 @@ def conclude(
     outcome = result.outcome
     spec = request.suite.thresholds.regressions
     if base_run is not None or outcome.journal.header.repetitions > 1:
-        # Scores every case again: only for the gate and --repeat's stability table.
+        # Reads every case again (its journaled scores where they are current): only for the
+        # gate and --repeat's stability table.
         cand = _after_run(request, outcome, view)
     if base_run is not None:
         diff, gate = _gate(cand, base_run, spec or DEFAULT_GATE, target, view)
@@ -176,24 +173,21 @@ def _baseline(
     )
 
 
-def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> ScoredRun | RunColumns:
+def _after_run(request: RunRequest, outcome: RunOutcome, view: RunView) -> RunColumns:
     """The finished run as a diff side, every repetition included; with repetitions, each
     field's mean, interval, flakiness and pass^N, and pass^k of the cases and episodes, printed
     and added to the reports."""
     journal = outcome.journal
-    link = experiment_link(journal)
     repetitions = journal.header.repetitions
     if repetitions == 1:  # as columns, scored from the journal case by case
         return local_run(journal, request.suite)
     suite = request.suite
-    scores = journaled_repetitions(suite, journal, Scoring.from_suite(suite))
-    run = ScoredRun.from_scores(
-        f"run {journal.run_id}", scores, experiment=link, suite_name=suite.name
-    )
-    fields = field_stability(run)
+    # as a run of one repetition: columns, each case's repetitions counted and dropped
+    counted = RepetitionsBuilder(None if suite.episodes is None else suite.episodes.index)
+    run = local_run(journal, suite, each=counted.add)
+    fields = counted.fields()
     print_stability(fields, repetitions, view.console)
-    plan = None if suite.episodes is None else suite.episodes.index
-    pass_k = reliability(run, plan)
+    pass_k = counted.reliability()
     print_reliability(pass_k, view.console)
     for report in request.reports:
         add = report.writer.add_stability

@@ -34,6 +34,7 @@ from stateval.regressions._render import markdown_diff, print_diff
 from stateval.regressions._repetitions import (
     FieldStability,
     Reliability,
+    RepetitionsBuilder,
     field_stability,
     print_reliability,
     print_stability,
@@ -68,6 +69,7 @@ __all__ = [
     "MetricVerdict",
     "Observation",
     "Reliability",
+    "RepetitionsBuilder",
     "RunColumns",
     "RunDiff",
     "RunMetric",

@@ -4,7 +4,7 @@ Phoenix experiment (an id or a UI URL)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,13 @@ def experiment_link(journal: Journal) -> ExperimentLink | None:
     )
 
 
-def local_run(journal: Journal, suite: Suite, *, journaled: bool = True) -> RunColumns:
+def local_run(
+    journal: Journal,
+    suite: Suite,
+    *,
+    journaled: bool = True,
+    each: Callable[[str, Sequence[Observation]], None] | None = None,
+) -> RunColumns:
     """A journaled run, every repetition of every case scored under ``suite``'s current
     policies (both sides of a diff are scored alike), as the columns a diff reads: each case
     is reduced to its place in the columns, then dropped.
@@ -57,7 +63,8 @@ def local_run(journal: Journal, suite: Suite, *, journaled: bool = True) -> RunC
     A run whose header's scores fingerprint is the suite's (`stateval.run.scores_fingerprint`)
     is read from the compact scores its result records hold, unless ``journaled`` is False;
     otherwise, and for a record without them, the case is scored again. Both ways give the
-    same columns.
+    same columns. ``each`` is handed each case's repetitions before they are dropped (a
+    repeated run's stability, `stateval.regressions.RepetitionsBuilder`).
     """
     known = set(suite.cases.ids)  # ids only: no case is parsed twice
     unknown = [c for c in journal.results if c not in known]
@@ -76,6 +83,8 @@ def local_run(journal: Journal, suite: Suite, *, journaled: bool = True) -> RunC
         cases = _scored_cases(journal, suite, scoring, figures)
     for case_id, reps in cases:
         builder.add(case_id, reps)
+        if each is not None:
+            each(case_id, reps)
     held = None
     if not journal.complete:
         held = f"{len(journal.results)} of {len(journal.header.case_ids)} planned cases"
