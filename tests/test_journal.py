@@ -152,6 +152,34 @@ def test_results_are_read_back_from_the_file_not_kept_in_memory(tmp_path: Path) 
     assert dict(journal.results.read(["x"])) == {"x": None}
 
 
+def test_later_repetitions_are_read_back_from_the_file_not_kept_in_memory(tmp_path: Path) -> None:
+    journal = Journal.create(tmp_path, _header(case_ids=["a", "b"], repetitions=3))
+    for case_id in ("a", "b"):
+        for repetition in (1, 2, 3):
+            record = {"post_state": None, "error": f"{case_id}{repetition}", "time_used": 0}
+            journal.append_result(case_id, {**record, "repetition": repetition})
+    assert journal.missing_repetitions == []
+    assert list(journal.repeated) == [("a", 2), ("a", 3), ("b", 2), ("b", 3)]
+    offsets = journal.index().repeated  # what a worker ships: offsets, not records
+    assert sorted(offsets) == sorted(journal.repeated)
+    assert all(type(offset) is int for offset in offsets.values())
+    journal.path.write_bytes(journal.path.read_bytes().replace(b'"b3"', b'"B3"'))
+    assert journal.repeated[("b", 3)]["error"] == "B3"  # read from disk when asked for
+    assert [r["error"] for r in journal.repeated.values()] == ["a2", "a3", "b2", "B3"]
+    assert [r["error"] for r in journal.repetitions_of("b")] == ["b1", "b2", "B3"]
+    reopened = Journal.from_index(tmp_path, journal.index())
+    assert dict(reopened.repeated.items()) == dict(journal.repeated.items())
+    with pytest.raises(KeyError):
+        journal.repeated[("c", 2)]
+    # a record that is no longer the one written there is refused, not read as another's
+    data = journal.path.read_bytes()
+    at = offsets[("a", 2)]
+    swapped = data[:at] + data[at:].replace(b'"repetition":2', b'"repetition":5', 1)
+    journal.path.write_bytes(swapped)
+    with pytest.raises(JournalError, match="changed while the run was open"):
+        journal.repeated[("a", 2)]
+
+
 def _view(journal: Journal) -> dict[str, object]:
     """What a reader of ``journal`` sees of it."""
     return {

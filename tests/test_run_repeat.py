@@ -105,7 +105,6 @@ def test_diff_uses_every_repetition(project: Path) -> None:
     assert city["cand_accuracy"] == pytest.approx((18 + 6 * 2 / 3) / N)
 
 
-
 def test_the_gate_of_a_repeated_run_reads_its_journaled_scores_as_scoring_it_again_does(
     project: Path,
 ) -> None:
@@ -143,6 +142,7 @@ def test_the_gate_of_a_repeated_run_reads_its_journaled_scores_as_scoring_it_aga
     assert counted.reliability() == reliability(held)
     city = next(f for f in counted.fields() if f.path == "user.city")
     assert city.flaky_cases == tuple(f"case-{i:02d}" for i in range(6))
+
 
 @pytest.mark.phoenix
 def test_repeat_is_one_experiment_with_repetitions_in_phoenix(

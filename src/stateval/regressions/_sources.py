@@ -134,19 +134,21 @@ def _journaled_cases(
 ) -> Iterator[tuple[str, list[Observation]]]:
     """(case id, its repetitions' observations) read from the journal's compact scores, in
     the order `_scored_cases` gives them, without reading the case file."""
-    later: dict[str, list[dict[str, Any]]] = {}
-    for (case_id, _), record in sorted(journal.repeated.items(), key=lambda kv: kv[0][1]):
-        later.setdefault(case_id, []).append(record)
+    later = _later_repetitions(journal)
     ids = [c for c in suite.cases.ids if c in journal.results]
-    for case_id, first in journal.results.read(ids):
-        if first is not None:
-            records = (first, *later.pop(case_id, ()))
-            reps = [_from_record(r, suite, scoring, figures) for r in records]
-            yield case_id, [obs for obs in reps if obs is not None]
-    for case_id, rest in later.items():  # repetitions whose first one was not journaled
-        if suite.case(case_id) is not None:
-            reps = [_from_record(r, suite, scoring, figures) for r in rest]
-            yield case_id, [obs for obs in reps if obs is not None]
+    with journal.repeated.opened() as record_of:
+        for case_id, first in journal.results.read(ids):
+            if first is not None:
+                records = (first, *(record_of((case_id, r)) for r in later.pop(case_id, ())))
+                reps = [_from_record(r, suite, scoring, figures) for r in records]
+                yield case_id, [obs for obs in reps if obs is not None]
+        for case_id, repetitions in later.items():  # repetitions whose first was not journaled
+            if suite.case(case_id) is not None:
+                reps = [
+                    _from_record(record_of((case_id, r)), suite, scoring, figures)
+                    for r in repetitions
+                ]
+                yield case_id, [obs for obs in reps if obs is not None]
 
 
 def _scored_cases(
@@ -154,27 +156,35 @@ def _scored_cases(
 ) -> Iterator[tuple[str, list[Observation]]]:
     """(case id, its journaled repetitions scored again), the case file and the journal each
     read through once in suite order (no seek per case)."""
-    later: dict[str, list[dict[str, Any]]] = {}
-    for (case_id, _), record in sorted(journal.repeated.items(), key=lambda kv: kv[0][1]):
-        later.setdefault(case_id, []).append(record)
-    for case, result in journaled_results(suite, journal, journal.results.keys()):
-        results = (result, *(CaseResult.from_dict(r) for r in later.pop(case.id, ())))
-        yield (
-            case.id,
-            [_observed(case, score_case(case, r, scoring), scoring, figures) for r in results],
-        )
-    for case_id, records in later.items():  # repetitions whose first one was not journaled
-        found = suite.case(case_id)
-        if found is not None:
+    later = _later_repetitions(journal)
+    with journal.repeated.opened() as record_of:
+        for case, result in journaled_results(suite, journal, journal.results.keys()):
+            records = (record_of((case.id, r)) for r in later.pop(case.id, ()))
+            results = (result, *map(CaseResult.from_dict, records))
             yield (
-                case_id,
-                [
-                    _observed(
-                        found, score_case(found, CaseResult.from_dict(r), scoring), scoring, figures
-                    )
-                    for r in records
-                ],
+                case.id,
+                [_observed(case, score_case(case, r, scoring), scoring, figures) for r in results],
             )
+        for case_id, repetitions in later.items():  # repetitions whose first was not journaled
+            found = suite.case(case_id)
+            if found is not None:
+                again = [CaseResult.from_dict(record_of((case_id, r))) for r in repetitions]
+                yield (
+                    case_id,
+                    [
+                        _observed(found, score_case(found, r, scoring), scoring, figures)
+                        for r in again
+                    ],
+                )
+
+
+def _later_repetitions(journal: Journal) -> dict[str, list[int]]:
+    """Case id -> its journaled repetitions after the first, in repetition order (the cases in
+    the order of their first such record among the second repetitions, then the third...)."""
+    later: dict[str, list[int]] = {}
+    for case_id, repetition in sorted(journal.repeated, key=lambda key: key[1]):
+        later.setdefault(case_id, []).append(repetition)
+    return later
 
 
 @dataclass(slots=True)

@@ -66,7 +66,7 @@ from stateval.run._journal_file import (
     truncate,
 )
 from stateval.run._journal_index import JournalIndex
-from stateval.run._journal_results import JournalResults
+from stateval.run._journal_results import JournalResults, RepeatedResults, repetition_of
 from stateval.run._run_header import (
     JOURNAL_NAME,
     RunHeader,
@@ -87,8 +87,8 @@ class Journal:
         header: The run.
         results: Case id -> the latest result record for it (``CaseResult.to_dict`` form),
             read from the file when asked for; with repetitions, the first repetition's.
-        repeated: (case id, repetition) -> result record, for repetitions 2 and up (held in
-            memory: only ``--repeat`` runs have them).
+        repeated: (case id, repetition) -> result record, for repetitions 2 and up
+            (``--repeat``), read from the file when asked for, as ``results``.
         complete: True once an ``end`` record was written.
         delivered_spans: Ids of the mutator-call spans Phoenix acknowledged (``delivered``).
     """
@@ -97,7 +97,7 @@ class Journal:
         self.path = path
         self.header = header
         self.results = JournalResults(path, self.flush)
-        self.repeated: dict[tuple[str, int], dict[str, Any]] = {}
+        self.repeated = RepeatedResults(path, self.flush)
         self._acks: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
         self._latest: dict[str, int] = {}  # ack key -> offset of its latest result record
         self.complete = False
@@ -215,7 +215,7 @@ class Journal:
                 header=self.header,
                 size=self._writer.size,
                 offsets=self.results.offsets(),
-                repeated=dict(self.repeated),
+                repeated=self.repeated.offsets(),
                 acks=dict(self._acks),
                 latest=dict(self._latest),
                 complete=self.complete,
@@ -241,7 +241,9 @@ class Journal:
         journal = cls(path, index.header, index.size, window)
         for case_id, offset in index.offsets.items():
             journal.results.note(case_id, offset)
-        journal.repeated, journal.complete = dict(index.repeated), index.complete
+        for key, offset in index.repeated.items():
+            journal.repeated.note(key, offset)
+        journal.complete = index.complete
         journal._acks, journal._latest = dict(index.acks), dict(index.latest)
         journal._spans, journal.delivered_spans = list(index.spans), set(index.delivered_spans)
         return journal
@@ -330,11 +332,11 @@ class Journal:
         self._latest[case_id] = offset
 
     def _keep(self, case_id: str, record: dict[str, Any], offset: int) -> None:
-        repetition = int(record.get("repetition") or 1)
+        repetition = repetition_of(record)
         if repetition == 1:
             self._note_first(case_id, offset)
         else:
-            self.repeated[(case_id, repetition)] = record
+            self.repeated.note((case_id, repetition), offset)
             self._latest[f"{case_id}#{repetition}"] = offset
 
     def retry_errors(self) -> list[str]:
@@ -353,9 +355,9 @@ class Journal:
                 self.results.forget(case_id)
                 self._latest[case_id] = end
                 failed.add(case_id)
-        for (case_id, repetition), record in list(self.repeated.items()):
+        for (case_id, repetition), record in self.repeated.items():  # its keys copied first
             if record.get("error") is not None:
-                del self.repeated[(case_id, repetition)]
+                self.repeated.forget((case_id, repetition))
                 self._latest[f"{case_id}#{repetition}"] = end
                 failed.add(case_id)
         return [c for c in self.header.case_ids if c in failed]
@@ -378,11 +380,8 @@ class Journal:
     def repetitions_of(self, case_id: str) -> list[dict[str, Any]]:
         """Every journaled result record of a case, in repetition order."""
         first = self.results.get(case_id)
-        rest = [
-            self.repeated[(case_id, r)]
-            for r in range(2, self.header.repetitions + 1)
-            if (case_id, r) in self.repeated
-        ]
+        later = [(case_id, r) for r in range(2, self.header.repetitions + 1)]
+        rest = [record for _, record in self.repeated.read(k for k in later if k in self.repeated)]
         return ([first] if first is not None else []) + rest
 
     # -- writing -------------------------------------------------------------------------------

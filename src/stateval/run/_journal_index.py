@@ -20,7 +20,8 @@ class JournalIndex:
         header: The run.
         size: The file's size (every record durable).
         offsets: Case id -> the offset of its latest first-repetition result, in record order.
-        repeated: (case id, repetition) -> result record, for repetitions 2 and up.
+        repeated: (case id, repetition) -> the offset of its result record, for repetitions 2
+            and up.
         acks: (what, case id) -> (offset, record) of the latest acknowledgement.
         latest: Acknowledgement key -> the offset of its latest result record.
         complete: An ``end`` record was written.
@@ -31,7 +32,7 @@ class JournalIndex:
     header: RunHeader
     size: int
     offsets: dict[str, int]
-    repeated: dict[tuple[str, int], dict[str, Any]]
+    repeated: dict[tuple[str, int], int]
     acks: dict[tuple[str, str], tuple[int, dict[str, Any]]]
     latest: dict[str, int]
     complete: bool

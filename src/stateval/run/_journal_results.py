@@ -1,11 +1,12 @@
-"""A run's results read back from its journal file when asked for (`JournalResults`): only
-case ids and file offsets stay in memory, so a journal of 100,000 cases stays small."""
+"""A run's results read back from its journal file when asked for (`JournalResults`, and
+`RepeatedResults` for the repetitions after the first): only case ids and file offsets stay in
+memory, so a journal of 100,000 cases (repeated or not) stays small."""
 
 from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,7 +18,7 @@ from stateval.run._journal_file import RESULT_HEAD, line_number, parse_record
 from stateval.run._result_line import read_result_line
 from stateval.run._results import CaseResult
 
-__all__ = ["JournalResults"]
+__all__ = ["JournalResults", "RepeatedResults", "repetition_of"]
 
 
 class JournalResults(Mapping[str, dict[str, Any]]):
@@ -167,6 +168,131 @@ class JournalResults(Mapping[str, dict[str, Any]]):
                     yield case_id, offset, end, record
         except (OSError, ValueError) as exc:
             raise JournalError(f"cannot read {path}: {exc}") from exc
+
+
+Repetition = tuple[str, int]
+"""(case id, repetition): one repetition of a case, 2 and up."""
+
+
+class RepeatedResults(Mapping[Repetition, dict[str, Any]]):
+    """(case id, repetition) -> the result record of that repetition, for repetitions 2 and up
+    (``--repeat``), read from the journal file when asked for: only the keys and the records'
+    offsets stay in memory, in the order the records were first written.
+
+    Iterating its items or values reads the records in that order through one open file.
+
+    Args:
+        path: The journal file.
+        flush: Blocks until every record written so far is durable (`Journal.flush`).
+    """
+
+    def __init__(self, path: Path, flush: Callable[[], None]) -> None:
+        self._path = path
+        self._flush = flush
+        self._offsets: dict[Repetition, int] = {}
+
+    def note(self, key: Repetition, offset: int) -> None:
+        """Record that ``key``'s latest result is the record at ``offset``."""
+        self._offsets[key] = offset
+
+    def forget(self, key: Repetition) -> None:
+        """Drop ``key``'s result (it is to run again)."""
+        self._offsets.pop(key, None)
+
+    def offsets(self) -> dict[Repetition, int]:
+        """Key -> the offset of its result record (a copy)."""
+        return dict(self._offsets)
+
+    def __getitem__(self, key: Repetition) -> dict[str, Any]:
+        if key not in self._offsets:
+            raise KeyError(key)
+        return next(self.read([key]))[1]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._offsets
+
+    def __iter__(self) -> Iterator[Repetition]:
+        return iter(self._offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def items(self) -> ItemsView[Repetition, dict[str, Any]]:
+        return _ReadItems(self)
+
+    def values(self) -> ValuesView[dict[str, Any]]:
+        return _ReadValues(self)
+
+    def read(self, keys: Iterable[Repetition]) -> Iterator[tuple[Repetition, dict[str, Any]]]:
+        """``(key, record)`` for each of ``keys`` (each one this holds), through one open file.
+
+        Raises:
+            JournalError: The file cannot be read, or a record is not where it was written.
+        """
+        with self.opened() as record_of:
+            for key in keys:
+                yield key, record_of(key)
+
+    @contextmanager
+    def opened(self) -> Iterator[Callable[[Repetition], dict[str, Any]]]:
+        """Within the block, the record of a key (one this holds), read through one open file.
+
+        Raises:
+            JournalError: The file cannot be read, or a record is not where it was written.
+        """
+        path = self._path
+        self._flush()
+        offsets = self._offsets
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise JournalError(f"cannot read {path}: {exc}") from exc
+
+        def record_of(key: Repetition) -> dict[str, Any]:
+            offset = offsets[key]
+            try:
+                handle.seek(offset)
+                raw = handle.readline()
+            except OSError as exc:
+                raise JournalError(f"cannot read {path}: {exc}") from exc
+            record = _parse_at(raw, path, offset)
+            try:
+                made = record.get("case_id"), repetition_of(record)
+            except ValueError:
+                made = None
+            if made != key:
+                raise JournalError(f"{path}: changed while the run was open")
+            return record
+
+        with handle:  # what the block raises is its own: only reading is worded here
+            yield record_of
+
+
+def repetition_of(record: Mapping[str, Any]) -> int:
+    """Which repetition a result record is (1 when it does not say).
+
+    Raises:
+        ValueError: Its ``repetition`` is not a number.
+    """
+    return int(record.get("repetition") or 1)
+
+
+class _ReadItems(ItemsView[Repetition, dict[str, Any]]):
+    """`RepeatedResults.items`: each record read once, through one open file."""
+
+    _mapping: RepeatedResults
+
+    def __iter__(self) -> Iterator[tuple[Repetition, dict[str, Any]]]:
+        return self._mapping.read(list(self._mapping))
+
+
+class _ReadValues(ValuesView[dict[str, Any]]):
+    """`RepeatedResults.values`: each record read once, through one open file."""
+
+    _mapping: RepeatedResults
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (record for _, record in self._mapping.read(list(self._mapping)))
 
 
 def _parse_at(raw: bytes, path: Path, offset: int) -> dict[str, Any]:
