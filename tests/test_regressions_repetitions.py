@@ -78,3 +78,28 @@ def test_the_table_shows_mean_interval_and_flakiness() -> None:
     assert "fields over 2 repetitions" in text
     assert "75.0%" in text
     assert "50.0%" in text  # one of two cases flaky
+
+
+def test_from_normal_from_cases_the_interval_is_the_normal_one_and_agrees_with_the_bootstrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import statistics
+
+    from stateval.regressions import NORMAL_FROM, _stats
+
+    rng = random.Random(5)
+    values = [rng.choice((0.0, 1 / 3, 2 / 3, 1.0)) for _ in range(NORMAL_FROM)]
+    normal = bootstrap_mean(values, seed=0)
+    assert normal is not None
+    error = statistics.stdev(values) / len(values) ** 0.5
+    z = statistics.NormalDist().inv_cdf(0.975)
+    assert normal.estimate == pytest.approx(statistics.fmean(values))
+    assert normal.low == pytest.approx(normal.estimate - z * error)
+    assert normal.high == pytest.approx(normal.estimate + z * error)
+    assert bootstrap_mean(values, seed=1) == normal  # no resampling: no seed
+    monkeypatch.setattr(_stats, "NORMAL_FROM", NORMAL_FROM + 1)  # the bootstrap, one value short
+    resampled = bootstrap_mean(values, seed=0)
+    assert resampled is not None
+    half = (resampled.high - resampled.low) / 2
+    assert abs(resampled.low - normal.low) < 0.15 * half
+    assert abs(resampled.high - normal.high) < 0.15 * half
