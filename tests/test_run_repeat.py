@@ -144,6 +144,32 @@ def test_the_gate_of_a_repeated_run_reads_its_journaled_scores_as_scoring_it_aga
     assert city.flaky_cases == tuple(f"case-{i:02d}" for i in range(6))
 
 
+def test_a_resumed_repeated_run_runs_exactly_its_missing_repetitions(project: Path) -> None:
+    assert (
+        CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--repeat", "3"]).exit_code
+        == 0
+    )
+    journal = Journal.open(project / ".stateval", "latest")
+    dropped = {(f"case-{i:02d}", 3) for i in range(10)} | {("case-05", 2), ("case-20", 2)}
+    kept = []
+    for line in journal.path.read_bytes().splitlines(keepends=True):
+        record = json.loads(line)
+        key = (record.get("case_id"), record.get("repetition") or 1)
+        if record["kind"] != "end" and key not in dropped:
+            kept.append(line)
+    journal.path.write_bytes(b"".join(kept))
+    cut = Journal.open(project / ".stateval", "latest")
+    assert sorted(cut.missing_repetitions) == sorted(dropped)
+    resumed = CliRunner().invoke(app, ["run", "suite.yaml", "--no-phoenix", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    done = Journal.open(project / ".stateval", "latest")
+    assert done.complete
+    assert done.missing == [] and done.missing_repetitions == []
+    written = [json.loads(line) for line in done.path.read_bytes().splitlines()[len(kept) :]]
+    again = sorted((r["case_id"], r["repetition"]) for r in written if r["kind"] == "result")
+    assert again == sorted(dropped)  # each missing repetition once, nothing else
+
+
 @pytest.mark.phoenix
 def test_repeat_is_one_experiment_with_repetitions_in_phoenix(
     project: Path, phoenix_url: str

@@ -10,6 +10,8 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from stateval.episodes import SKIPPED, EpisodeScore, run_free
@@ -194,10 +196,10 @@ async def execute(
     def cases() -> Iterator[tuple[Case, int]]:
         for case in suite.cases.select(missing):
             yield case, 1
-        for case_id, repetition in repeats:
-            found = suite.case(case_id)
-            if found is not None:
-                yield found, repetition
+        # each later repetition's cases in one pass over the case file, as the first's
+        for repetition, ids in groupby(repeats, key=itemgetter(1)):
+            for case in suite.cases.select({case_id for case_id, _ in ids}):
+                yield case, repetition
 
     pipeline = CasePipeline(
         journal,
