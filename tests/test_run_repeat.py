@@ -164,7 +164,8 @@ def test_a_resumed_repeated_run_runs_exactly_its_missing_repetitions(project: Pa
     assert resumed.exit_code == 0, resumed.output
     done = Journal.open(project / ".stateval", "latest")
     assert done.complete
-    assert done.missing == [] and done.missing_repetitions == []
+    assert done.missing == []
+    assert done.missing_repetitions == []
     written = [json.loads(line) for line in done.path.read_bytes().splitlines()[len(kept) :]]
     again = sorted((r["case_id"], r["repetition"]) for r in written if r["kind"] == "result")
     assert again == sorted(dropped)  # each missing repetition once, nothing else
