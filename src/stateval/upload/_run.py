@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 from stateval.errors import PhoenixUnavailableError
@@ -286,17 +287,19 @@ async def _recreate_lost_spans(
     accounted = set(journal.delivered_spans)
     for payload in journal.kept_spans():
         accounted |= otlp_span_ids(payload)
-    records = [r for _, r in journal.results.read(list(journal.results)) if r is not None]
-    records += journal.repeated.values()
-    calls = [
+    # read one record at a time: only the lost calls, a batch at a time, are held
+    records = chain(
+        (r for _, r in journal.results.read(list(journal.results)) if r is not None),
+        journal.repeated.values(),
+    )
+    calls = (
         call
         for record in records
         if record.get("span_id") not in accounted
         and (call := _recorded_call(suite, journal.header, record)) is not None
-    ]
+    )
     sent = 0
-    for start in range(0, len(calls), _RECREATE_BATCH):
-        batch = calls[start : start + _RECREATE_BATCH]
+    while batch := list(islice(calls, _RECREATE_BATCH)):
         payload = recreated_mutator_call_spans(project, batch)
         if not await asyncio.to_thread(send_otlp, target.url, payload, api_key=target.api_key):
             break
