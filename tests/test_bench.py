@@ -196,3 +196,10 @@ def test_bench_case_step_measures_both_steps_of_one_run(flags: tuple[str, ...]) 
     assert out.count("pipeline step") == 2
     assert "the step around the mutator call:" in out
     assert ("a sync def mutator" in out) is bool(flags)
+
+
+def test_bench_repeat_runs_one_and_n_repetitions_on_a_tiny_suite() -> None:
+    out = _bench("bench_repeat.py", "--cases", "40", "--repetitions", "2", "--rounds", "1")
+    assert "40 cases of 20 fields (f5 flaky on 30% of calls), --repeat 2" in out
+    assert "CPU: --repeat 2" in out
+    assert "peak RSS: --repeat 2" in out
