@@ -142,6 +142,18 @@ def start_phoenix() -> Callable[..., AbstractContextManager[str]]:
     return started_phoenix
 
 
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A local Ray with 2 CPUs for ``--backend ray`` (skips when Ray is not installed: pip
+    install 'stateval[ray]')."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
 # -- a judged suite with human verdicts (calibration, judge agreement, HTML report) ------------
 
 JUDGED_CASES = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from stateval.compare import (
@@ -207,6 +209,27 @@ def test_policies_are_hashable_and_immutable() -> None:
     assert hash(policy) == hash(MatchPolicy(synonyms={"a": "b"}))
     with pytest.raises(TypeError):
         policy.synonyms["c"] = "d"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        MatchPolicy(),
+        MatchPolicy(normalize=("case", "whitespace"), synonyms={"Center": "centre"}),
+        MatchPolicy(confidence="exact", confidence_tolerance=0.05, weight=2),
+        MatchPolicy(list_mode="any_of", alternatives_separator="|", fuzzy=0.8, score="similarity"),
+        MatchPolicy(list_mode="align", item_key="sku", item_threshold=0.3, judge="llm", rubric="r"),
+        MatchPolicy(comparator="date", date_order="DMY", date_tolerance=1, ignore=True),
+    ],
+)
+def test_policies_pickle_to_the_same_policy(policy: MatchPolicy) -> None:
+    # a suite loaded once is shipped to the processes and Ray tasks running its shards
+    there = pickle.loads(pickle.dumps(policy))
+    assert there == policy
+    assert there.canonical(" CENTER ") == policy.canonical(" CENTER ")
+    policies = FieldPolicies({"a.*": policy}, default=MatchPolicy(fuzzy=0.5))
+    policies.for_path("a.b")  # resolved paths are not shipped, only the rules
+    assert pickle.loads(pickle.dumps(policies)) == policies
 
 
 # -- FieldPolicies -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -398,18 +398,7 @@ def test_workers_fill_one_experiment_with_the_whole_runs_figures(
     assert meta["fields"]["n"]["matching"] == N - N // 5
 
 
-# -- --backend ray: the shards as Ray tasks on a local 2-CPU Ray ------------------------------
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """A local Ray with 2 CPUs (skips when Ray is not installed: pip install 'stateval[ray]')."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+# -- --backend ray: the shards as Ray tasks on a local 2-CPU Ray (`cluster`) -------------------
 
 
 def test_ray_shards_make_the_single_runs_report(cluster: Any, home: Path, small: Path) -> None:

@@ -199,6 +199,10 @@ class FieldPolicies(Mapping[str, MatchPolicy]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[type[FieldPolicies], tuple[Any, ...]]:
+        # pickled as its rules and default, without what it has resolved per path so far
+        return FieldPolicies, (list(self._rules.items()), self._default)
+
     def __repr__(self) -> str:
         return f"FieldPolicies({self._rules!r}, default={self._default!r})"
 

@@ -327,6 +327,11 @@ class MatchPolicy:
                 out[name] = value
         return out
 
+    def __reduce__(self) -> tuple[Callable[[dict[str, Any]], MatchPolicy], tuple[Any, ...]]:
+        # pickled as its options (shipped to a worker process or a Ray task), built again from
+        # them there: the mapping proxies it keeps its synonyms in do not pickle
+        return _policy_of, (self.to_dict(),)
+
     def canonical(self, text: str) -> str:
         """``text`` after this policy's normalisers and synonyms."""
         text = normalize_text(text, self.normalize)
@@ -336,6 +341,11 @@ class MatchPolicy:
 _SEED = MatchPolicy()
 _OPTIONS = tuple(f for f in dataclasses.fields(MatchPolicy) if f.init)
 _OPTION_NAMES = tuple(f.name for f in _OPTIONS)
+
+
+def _policy_of(options: dict[str, Any]) -> MatchPolicy:
+    """The policy of ``options`` (`MatchPolicy.to_dict`): a pickled policy unpickled."""
+    return MatchPolicy(**options)
 
 
 def policy_options() -> dict[str, str]:

@@ -45,7 +45,15 @@ from stateval.run import (
 from stateval.suite import CasesPart, EpisodeMode, FieldsAs, Suite
 from stateval.upload import resolve_phoenix, run_suite
 
-__all__ = ["BACKENDS", "ShardDone", "ShardTask", "forked_parts", "run_shard", "run_workers"]
+__all__ = [
+    "BACKENDS",
+    "ShardDone",
+    "ShardTask",
+    "forked_parts",
+    "run_shard",
+    "run_workers",
+    "shipped",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +62,8 @@ class ShardTask:
     or machine.
 
     Attributes:
-        suite_path: The suite file (at this path on the worker's machine too).
+        suite_path: The suite file (at this path on the worker's machine too: its case file is
+            read there).
         home: The stateval home the shard is journaled under (None: a temporary one, the
             journals shipped back in `ShardDone.journals`).
         shard: ``I/N``.
@@ -105,13 +114,18 @@ class ShardDone:
     lines: tuple[ShardLines, ...] = ()
 
 
-def run_shard(task: ShardTask) -> ShardDone:
-    """Run one shard in every mode of ``task`` (in a worker process or a Ray task)."""
-    from stateval.suite import load_suite
+def run_shard(task: ShardTask, loaded: Suite | None = None) -> ShardDone:
+    """Run one shard in every mode of ``task`` (in a worker process or a Ray task): of the
+    suite the driver loaded, inherited when forked, else ``loaded`` (`shipped`: its mutator
+    and judge built here, its cases read from the file at its path, each line checked against
+    the driver's load), else loaded here."""
+    from stateval.suite import load_suite, with_mutator
 
     home = Path(task.home) if task.home is not None else Path(tempfile.mkdtemp(prefix="stateval-"))
     try:
-        suite = _FORKED.suites.get(task.suite_path) or load_suite(task.suite_path)
+        suite = _FORKED.suites.get(task.suite_path)
+        if suite is None:
+            suite = load_suite(task.suite_path) if loaded is None else with_mutator(loaded)
         _FORKED.slot = _SLOT * (Shard.parse(task.shard).index - 1)
         target = None
         if task.phoenix_url is not None:
@@ -174,6 +188,13 @@ def run_shard(task: ShardTask) -> ShardDone:
             shutil.rmtree(home, ignore_errors=True)
 
 
+def shipped(suite: Suite) -> Suite:
+    """What a spawned worker or a Ray task gets of the driver's loaded suite (pickled once):
+    all `load_suite` found but the mutator and the judge, which `run_shard` builds where it
+    runs; its path absolute, as a task loading it at ``ShardTask.suite_path`` would see it."""
+    return replace(suite, path=suite.path.resolve(), mutator=None, judge=None)
+
+
 def _sum_uploads(uploads: Sequence[UploadStatus]) -> UploadStatus | None:
     if not uploads:
         return None
@@ -228,14 +249,16 @@ _SHOW_EVERY = 0.2
 def _local(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) -> list[ShardDone]:
     """One process per task on this machine: forked from the driver where the platform can
     (inheriting the loaded suite and the counters of scored cases, `_FORKED`), else spawned
-    (a fresh interpreter each, no progress shown)."""
+    (a fresh interpreter each, handed the `shipped` suite, no progress shown)."""
     method = "fork" if "fork" in get_all_start_methods() else "spawn"
     context = get_context(method)
+    forked = method == "fork"
     _FORKED.suites.update({task.suite_path: request.suite for task in tasks})
-    _FORKED.scored = context.RawArray("q", _SLOT * len(tasks)) if method == "fork" else None
+    _FORKED.scored = context.RawArray("q", _SLOT * len(tasks)) if forked else None
+    loaded = None if forked else shipped(request.suite)
     try:
         with ProcessPoolExecutor(max_workers=len(tasks), mp_context=context) as pool:
-            running = [pool.submit(run_shard, task) for task in tasks]
+            running = [pool.submit(run_shard, task, loaded) for task in tasks]
             while True:
                 pending = wait(running, timeout=_SHOW_EVERY).not_done
                 if _FORKED.scored is not None:
@@ -274,8 +297,9 @@ def forked_parts(load: Callable[[int], CasesPart], parts: int) -> list[CasesPart
 
 def _ray(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) -> list[ShardDone]:
     """One Ray task per shard on the cluster at ``request.ray_address`` (``RAY_ADDRESS``
-    when None; a local Ray when neither is set), each journaled on its node and shipped
-    back (no progress shown until they are done)."""
+    when None; a local Ray when neither is set), each handed the `shipped` suite (put in
+    the object store once), journaled on its node and shipped back (no progress shown until
+    they are done)."""
     try:
         import ray
     except ImportError as exc:
@@ -283,8 +307,9 @@ def _ray(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) ->
     if not ray.is_initialized():
         ray.init(address=request.ray_address, log_to_driver=False)
     remote = ray.remote(num_cpus=1)(run_shard)
-    shipped = [replace(task, home=None) for task in tasks]
-    return list(ray.get([remote.remote(task) for task in shipped]))
+    loaded = ray.put(shipped(request.suite))  # once in the object store, read by every task
+    homeless = [replace(task, home=None) for task in tasks]
+    return list(ray.get([remote.remote(task, loaded) for task in homeless]))
 
 
 BACKENDS: dict[str, Backend] = {"local": _local, "ray": _ray}

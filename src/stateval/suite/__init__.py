@@ -61,6 +61,7 @@ from stateval.suite._suite import (
     SuiteModel,
     load_suite,
     suite_json_schema,
+    with_mutator,
 )
 
 __all__ = [
@@ -107,4 +108,5 @@ __all__ = [
     "read_suite_settings",
     "review_status",
     "suite_json_schema",
+    "with_mutator",
 ]

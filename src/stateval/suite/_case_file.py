@@ -21,10 +21,10 @@ from array import array
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from stateval.suite._case import Case
 from stateval.suite._case_audit import AuditPart, CaseAudit
 from stateval.suite._case_line import validate_line
 from stateval.suite._cases import (
@@ -272,10 +272,8 @@ def combine(
             for turn in part.turns:
                 episodes.add(*turn)
     grouping = None if episodes is None else episodes.spec
-
-    def read(raw: bytes, kind: int) -> Case:
-        return _case_from_line(raw, kind, fmt, confidence, grouping)
-
+    # a partial of a module's function, not a closure: the cases pickle (`FileCases`)
+    read = partial(_case_from_line, fmt=fmt, confidence=confidence, episodes=grouping)
     return FileCases(
         path, ids, offsets, digest(), read, skipped=left_out, checksums=checksums, kinds=kinds
     )

@@ -13,6 +13,7 @@ import hashlib
 import json
 import mmap
 import zlib
+from array import array
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -308,6 +309,14 @@ class FileCases(Cases):
         self._offsets = list(offsets)
         self._position = {case_id: i for i, case_id in enumerate(self.ids)}
         self._read = read
+
+    def __reduce__(self) -> tuple[type[FileCases], tuple[Any, ...]]:
+        # pickled as what it was made of (``read`` must pickle: a module's function or a
+        # partial of one), the offsets packed, the lookup by id built again where unpickled:
+        # a suite loaded once and shipped to the processes or Ray tasks that run its shards
+        offsets = array("q", self._offsets)
+        made_of = (self.path, self.ids, offsets, self.hash, self._read, self._skipped)
+        return FileCases, (*made_of, self._checksums, self._kinds)
 
     def _case(self, raw: bytes, position: int) -> Case:
         if self._checksums is not None and zlib.crc32(raw) != self._checksums[position]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +60,7 @@ from stateval.suite._models import (
 )
 from stateval.suite._mutator_build import build_mutator, check_mutator
 from stateval.suite._mutator_specs import PythonMutatorSpec, ReplayMutatorSpec
-from stateval.suite._problems import display_path, format_problem, line_locator
+from stateval.suite._problems import Loc, Locate, display_path, format_problem, line_locator
 from stateval.suite._settings import read_suite_document, suite_problems
 from stateval.suite._slot_schema import SlotSchema
 from stateval.suite._slots_section import load_slots
@@ -76,6 +76,7 @@ __all__ = [
     "SuiteModel",
     "load_suite",
     "suite_json_schema",
+    "with_mutator",
 ]
 
 
@@ -160,11 +161,8 @@ class Suite:
         """One problem line about the setting at ``loc`` in this suite file, as `load_suite`
         words them: ``file:line: field: message`` (used for the ``mutation:`` section, whose
         names are checked when ``stateval mutate`` runs)."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        return format_problem(display_path(self.path), line_locator(text)(loc), None, loc, message)
+        where = _locate_in(self.path)(loc)
+        return format_problem(display_path(self.path), where, None, loc, message)
 
 
 def suite_json_schema() -> dict[str, Any]:
@@ -267,11 +265,7 @@ def load_suite(
     if load_mutator and check_only:
         check_mutator(model, base, label, line_locator(text), problems)
     elif load_mutator:
-        mutator = build_mutator(model, base, label, line_locator(text), problems)
-        if mutator is not None:
-            description = describe_mutator(mutator)
-        if model.judge is not None:
-            judge = build_judge(model.judge, model.mutator, label, line_locator(text), problems)
+        mutator, judge, description = _runners(model, base, label, line_locator(text), problems)
     if problems:
         raise SuiteProblemsError(problems)
     name = model.name or path.stem
@@ -313,6 +307,53 @@ def load_suite(
         seen_services=seen_services,
         episodes=episodes,
     )
+
+
+def with_mutator(suite: Suite) -> Suite:
+    """``suite`` with the mutator and the judge its settings name, built as `load_suite`
+    builds them: for a suite loaded once without them (``load_mutator=False``, or shipped to
+    the worker process or Ray task running a shard of it, as neither need pickle).
+
+    Raises:
+        SuiteProblemsError: The mutator or the judge cannot be built here, one line each
+            as `load_suite` words them.
+    """
+    problems: list[str] = []
+    path = suite.path
+    base, label = path.resolve().parent, display_path(path)
+    mutator, judge, description = _runners(suite.model, base, label, _locate_in(path), problems)
+    if problems:
+        raise SuiteProblemsError(problems)
+    return replace(suite, mutator=mutator, judge=judge, mutator_description=description)
+
+
+def _runners(
+    model: SuiteModel, base: Path, label: str, locate: Locate, problems: list[str]
+) -> tuple[Mutator | None, FieldJudge | None, str]:
+    """The suite's mutator, its judge (None without a ``judge:`` block) and the mutator's
+    description, appending one line per problem (None for what could not be built)."""
+    mutator = build_mutator(model, base, label, locate, problems)
+    description = _describe_spec(model) if mutator is None else describe_mutator(mutator)
+    judge = None
+    if model.judge is not None:
+        judge = build_judge(model.judge, model.mutator, label, locate, problems)
+    return mutator, judge, description
+
+
+def _locate_in(path: Path) -> Locate:
+    """`line_locator` of the suite file at ``path``, read when a line is first asked for (no
+    line when it cannot be read)."""
+    found: list[Locate] = []
+
+    def locate(loc: Loc) -> int | None:
+        if not found:
+            try:
+                found.append(line_locator(path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError):
+                found.append(line_locator(""))
+        return found[0](loc)
+
+    return locate
 
 
 def _policies(model: SuiteModel, schema: SlotSchema | None) -> FieldPolicies:
