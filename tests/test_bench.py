@@ -163,6 +163,15 @@ def test_bench_merge_checks_merged_shards_and_times_workers_on_a_tiny_slice() ->
     assert "speed-up" in out
 
 
+def test_bench_ray_suite_times_a_tasks_suite_step_both_ways_on_a_tiny_suite() -> None:
+    pytest.importorskip("ray")
+    out = _bench("bench_ray_suite.py", "--cases", "200", "--shards", "4", "--rounds", "1")
+    assert "the shipped suite pickles to" in out
+    assert "load_suite (before)" in out
+    assert "ray.get(shipped) + with_mutator (now)" in out
+    assert "before / now:" in out
+
+
 def test_bench_record_scores_a_tiny_suite_and_hashes_its_records() -> None:
     out = _bench("bench_record.py", "--cases", "60", "--rounds", "2", "--parts")
     # each round scores the same results: the same records and headline figures

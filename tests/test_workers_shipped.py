@@ -23,8 +23,7 @@ from rich.console import Console
 
 import stateval.orchestrator._workers as workers
 from stateval.errors import StatevalError, SuiteError
-from stateval.orchestrator import RunRequest, carry_out
-from stateval.orchestrator._workers import shipped
+from stateval.orchestrator import RunRequest, carry_out, shipped
 from stateval.reports import ReportRequest
 from stateval.run import Journal, PhoenixTarget, RunOutcome, RunSummary
 from stateval.suite import Suite, load_suite, with_mutator

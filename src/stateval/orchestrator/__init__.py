@@ -23,6 +23,7 @@ from stateval.orchestrator._workers import (
     ShardTask,
     forked_parts,
     run_shard,
+    shipped,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "forked_parts",
     "merge_runs",
     "run_shard",
+    "shipped",
     "undelivered",
 ]
 

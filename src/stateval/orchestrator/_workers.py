@@ -306,7 +306,8 @@ def _ray(tasks: Sequence[ShardTask], request: RunRequest, shown: ShardsShown) ->
         raise UsageError("--backend ray needs Ray: pip install 'stateval[ray]'") from exc
     if not ray.is_initialized():
         ray.init(address=request.ray_address, log_to_driver=False)
-    remote = ray.remote(num_cpus=1)(run_shard)
+    run: Callable[[ShardTask, Suite], ShardDone] = run_shard  # the call Ray's types check
+    remote = ray.remote(num_cpus=1)(run)
     loaded = ray.put(shipped(request.suite))  # once in the object store, read by every task
     homeless = [replace(task, home=None) for task in tasks]
     return list(ray.get([remote.remote(task, loaded) for task in homeless]))
