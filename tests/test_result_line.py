@@ -32,7 +32,7 @@ from stateval.suite import Case
 TEXTS = st.sampled_from(["x", "", 'a"b', "\\", 'c":"d', 'e","f', "\n\t\x00", "é✓", "\ud800"])
 TEXTS = TEXTS | st.text(max_size=6)
 PATHS = st.sampled_from(["a", "b.c", "d_e", "f0", "g.h.i"])
-CONFIDENCES = st.sampled_from([1.0, 0.5, 0.0, 1e-7, 0.1 + 0.2])
+CONFIDENCES = st.sampled_from([1.0, 0.5, 0.0, -0.0, 1e-7, 0.1 + 0.2])
 VALUES = TEXTS | st.integers(-3, 3) | st.just(2**70) | st.lists(TEXTS, max_size=2)
 
 
@@ -309,6 +309,19 @@ def test_a_line_with_judgements_or_a_repetition_is_left_to_the_checked_path() ->
     assert read_result_line(_from_dict(plain, "c1", None), "c1") == plain
 
 
+def test_a_state_of_confidence_minus_zero_is_written_with_its_sign() -> None:
+    # 0.0 and -0.0 are one key of a cache: a state of one written after one of the other
+    for confidence in (0.0, -0.0, 0.0):
+        result = CaseResult(
+            "c1", InterpretiveState.from_flat({"a": "x"}, confidence), None, None, 0.5
+        )
+        line = result_line(result, "c1", None)
+        assert line == _from_dict(result, "c1", None)
+        read = read_result_line(line, "c1")
+        assert read is not None
+        _assert_same(read, result)
+
+
 def test_journal_results_read_plain_lines_and_others_alike(tmp_path: Path) -> None:
     header = RunHeader(
         suite_path="s.yaml", suite_name="s", suite_hash="h", cases_hash="c", case_ids=["a", "b"]
@@ -360,6 +373,24 @@ _PLAIN = (
         (b'"judgements":[]', b'"judgements":[ ]'),
         (b'"started_at":null,', b'"started_at":null,"x":1,'),  # another member
         (b"}\n", b"}"),  # no newline
+        (b'"error":null,', b'"error" : null ,'),  # whitespace between the members
+        (b'"judgements":[]', b'"judgements":null'),  # `from_dict` reads no judgements
+        (b'"judgements":[]', b'"judgements":0'),
+        (b'"judgements":[]', b'"judgements":[1]'),
+        (b'"time_used":0.5', b'"time_used":"0.5"'),  # `from_dict` reads 0.5
+        (b'"time_used":0.5', b'"time_used":18446744073709551615'),  # 64 bits: an int to both
+        (b'"time_used":0.5', b'"time_used":18446744073709551616'),  # past them: the json module
+        (b'"time_used":0.5', b'"time_used":-9223372036854775809'),
+        (b'"time_used":0.5', b'"time_used":1e19'),
+        (b'"time_used":0.5', b'"time_used":-0.0'),
+        (b'"error":null', b'"error":["x"]'),  # a member `from_dict` takes as it is
+        (b'"error":null', b'"error":{"n":123456789012345678901234}'),
+        (b'"started_at":null', b'"started_at":null,"error":"x"'),  # a member twice: the last
+        (b'"raw_output":null', b'"raw_output":"\\u00e9 \\n"'),
+        (b'"scores":{"s":{"field:a":1.0}}', b'"scores":{"s":123456789012345678901234}'),
+        (b'"scores":{"s":{"field:a":1.0}}', b'"scores":NaN'),
+        (b'"scores":{"s":{"field:a":1.0}}}', b'"scores":{}} x'),
+        (b'"confidence":1.0}', b'"confidence":-0.0}'),  # a confidence of -0.0 for both paths
     ],
 )
 def test_a_hand_changed_line_is_refused_or_read_as_the_checked_path_reads_it(

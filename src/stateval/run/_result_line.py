@@ -18,6 +18,7 @@ same result for a line read here (a property test holds them equal)."""
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -35,8 +36,7 @@ _NEWLINE = orjson.OPT_APPEND_NEWLINE
 _VALUE = b'":[{"value":"'  # a path's closing quote, up to its value's opening quote
 
 
-@lru_cache(maxsize=64)
-def _candidate_ends(confidence: float, message_id: str | None) -> tuple[bytes, bytes]:
+def _candidate_ends_of(confidence: float, message_id: str | None) -> tuple[bytes, bytes]:
     """What follows a value in `InterpretiveState.to_dict`'s JSON: before the next path, and
     at the end of the state (its shared confidence and message id, as ``to_dict`` orders them)."""
     shared = b',"confidence":' + orjson.dumps(confidence)
@@ -44,6 +44,11 @@ def _candidate_ends(confidence: float, message_id: str | None) -> tuple[bytes, b
         shared += b',"message_id":' + orjson.dumps(message_id)
     shared += b"}]"
     return b'"' + shared + b',"', shared + b"}}"
+
+
+_candidate_ends = lru_cache(maxsize=64)(_candidate_ends_of)
+"""`_candidate_ends_of`, kept: for a confidence other than zero (``0.0`` and ``-0.0`` are one
+key, and are written apart)."""
 
 
 def state_json(state: InterpretiveState) -> bytes | None:
@@ -67,7 +72,9 @@ def state_json(state: InterpretiveState) -> bytes | None:
         return b'{"fields":{}}'
     try:
         text = orjson.dumps(values)
-        between, end = _candidate_ends(flat.confidence, flat.message_id)
+        confidence = flat.confidence
+        ends = _candidate_ends if confidence else _candidate_ends_of
+        between, end = ends(confidence, flat.message_id)
     except TypeError:  # an unpaired surrogate
         return None
     if text.count(b'"') != 4 * len(values):  # a quote inside a path or a value
@@ -109,23 +116,39 @@ def result_line(result: CaseResult, case_id: str, scores: bytes | None) -> bytes
 
 _POST_STATE = b',"post_state":'
 _STATE_END = b'}]}},"error":'  # a state's end, then the next key: in no JSON string (a quote)
-_NO_JUDGEMENTS = b',"judgements":[]'
-_SCORES = b',"' + SCORES_KEY.encode() + b'":'
-_MIDDLE = ("error", "error_type", "time_used", "trace_id", "span_id", "raw_output", "started_at")
-"""The keys `result_line` writes between the post-state and the judgements, in order."""
+_AFTER_STATE = b',"error":'
+_TAIL = (
+    "error",
+    "error_type",
+    "time_used",
+    "trace_id",
+    "span_id",
+    "raw_output",
+    "started_at",
+    "judgements",
+)
+"""The keys `result_line` writes after the post-state, in order (then the compact scores)."""
+_TAIL_SCORED = (*_TAIL, SCORES_KEY)
+_TEXTS = itemgetter("error", "error_type", "trace_id", "span_id", "raw_output", "started_at")
 _TEXT = (str, type(None))
+_TEXT_KINDS = set(_TEXT)
+_WIDE = 2.0**63
+"""An integer past 64 bits (`stateval._wide_numbers`) is a float this large or larger when orjson
+reads it; the json module (`parse_record`) reads it as an integer."""
 
 
 def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
     """The result ``line`` holds when it is the line `result_line` writes for the case
     ``case_id``'s first repetition, without judgements; None for any other line (then read it
     with `stateval.run._journal_file.parse_record` and `CaseResult.from_dict`: a line read here
-    gives what they give, `tests/run/test_result_line.py`).
+    gives what they give, `tests/test_result_line.py`).
 
     The line is taken apart where `result_line` joins its parts: the head up to the
     post-state, the post-state (``null``, or `state_json`'s text, read back by `_read_state`),
-    the seven scalar members after it (one ``orjson.loads``), ``"judgements":[]``, and the
-    compact scores, which are only checked to be JSON (rescoring makes its own).
+    and the members after it, read as one object by one ``orjson.loads`` (the compact scores
+    among them: read only so that a line the checked path refuses is refused here too).
+    What `CaseResult.from_dict` reads of them is taken only where the json module reads the
+    same: text or null, and a time that is no integer past 64 bits.
     """
     try:
         head = RESULT_HEAD + orjson.dumps(case_id) + _POST_STATE
@@ -140,41 +163,37 @@ def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
         end = line.find(_STATE_END, start) + 4
         if end < start + 4 or (post := _read_state(line[start:end])) is None:
             return None
-    after = line.find(_NO_JUDGEMENTS, end)
-    if after < 0 or line[end : end + 9] != b',"error":':
+    if not line.startswith(_AFTER_STATE, end):
         return None
-    middle = b"{" + line[end + 1 : after] + b"}"
-    tail = line[after + len(_NO_JUDGEMENTS) : -2]
-    try:
-        if tail:  # the compact scores (any JSON, as `parse_record` takes the line)
-            if not tail.startswith(_SCORES):
-                return None
-            orjson.loads(tail[len(_SCORES) :])
-        members = orjson.loads(middle)
+    try:  # the members after the post-state, their comma made the object's brace
+        members = orjson.loads(b"{" + line[end + 1 :])
     except orjson.JSONDecodeError:
         return None
-    if (  # the seven members, as orjson writes them (so no integer past 64 bits: `parse_record`)
-        members.__class__ is not dict
-        or tuple(members) != _MIDDLE
-        or orjson.dumps(members) != middle
+    keys = tuple(members)
+    if (keys != _TAIL_SCORED and keys != _TAIL) or members["judgements"]:
+        return None
+    texts = _TEXTS(members)
+    time_used = members["time_used"]
+    if not _TEXT_KINDS.issuperset(map(type, texts)) or (
+        time_used.__class__ is float and not -_WIDE < time_used < _WIDE
     ):
         return None
-    get = members.__getitem__
     try:
-        time_used = float(get("time_used") or 0.0)
+        time_used = float(time_used or 0.0)
     except (TypeError, ValueError):  # `CaseResult.from_dict` refuses it
         return None
+    error, error_type, trace_id, span_id, raw_output, started_at = texts
     return CaseResult(  # as `CaseResult.from_dict` makes it
         case_id,
         post,
-        get("error"),
-        get("error_type"),
+        error,
+        error_type,
         time_used,
-        get("trace_id"),
-        get("raw_output"),
-        get("started_at"),
+        trace_id,
+        raw_output,
+        started_at,
         (),
-        get("span_id"),
+        span_id,
     )
 
 
