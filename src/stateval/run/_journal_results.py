@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import orjson
 
@@ -20,8 +20,42 @@ from stateval.run._results import CaseResult
 
 __all__ = ["JournalResults", "RepeatedResults", "repetition_of"]
 
+K = TypeVar("K", str, tuple[str, int])
 
-class JournalResults(Mapping[str, dict[str, Any]]):
+
+class _Offsets(Generic[K]):
+    """Keys -> the offsets of their records in a journal file, in the order kept (what
+    `JournalResults` and `RepeatedResults` hold in memory of the records they read).
+
+    Args:
+        path: The journal file.
+        flush: Blocks until every record written so far is durable (`Journal.flush`).
+    """
+
+    def __init__(self, path: Path, flush: Callable[[], None]) -> None:
+        self._path = path
+        self._flush = flush
+        self._offsets: dict[K, int] = {}
+
+    def offsets(self) -> dict[K, int]:
+        """Key -> the offset of its record, in the order kept (a copy)."""
+        return dict(self._offsets)
+
+    def forget(self, key: K) -> None:
+        """Drop ``key``'s result (it is to run again)."""
+        self._offsets.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._offsets
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+
+class JournalResults(_Offsets[str], Mapping[str, dict[str, Any]]):
     """Case id -> the latest result record for it, read from the journal file when asked for.
 
     Iterates case ids in the order their results were recorded; only ids and file offsets are
@@ -32,19 +66,10 @@ class JournalResults(Mapping[str, dict[str, Any]]):
         flush: Blocks until every record written so far is durable (`Journal.flush`).
     """
 
-    def __init__(self, path: Path, flush: Callable[[], None]) -> None:
-        self._path = path
-        self._flush = flush
-        self._offsets: dict[str, int] = {}
-
     def note(self, case_id: str, offset: int) -> None:
         """Record that ``case_id``'s latest result is the record at ``offset``."""
         self._offsets.pop(case_id, None)
         self._offsets[case_id] = offset
-
-    def offsets(self) -> dict[str, int]:
-        """Case id -> the offset of its latest result record, in record order (a copy)."""
-        return dict(self._offsets)
 
     def note_many(self, case_ids: Iterable[str], offsets: Iterable[int]) -> None:
         """`note` of each case id at its offset."""
@@ -53,29 +78,16 @@ class JournalResults(Mapping[str, dict[str, Any]]):
             known.pop(case_id, None)
             known[case_id] = offset
 
-    def forget(self, case_id: str) -> None:
-        """Drop ``case_id``'s result (it is to run again)."""
-        self._offsets.pop(case_id, None)
-
     def __getitem__(self, case_id: str) -> dict[str, Any]:
         for _, record in self.read([case_id]):
             if record is not None:
                 return record
         raise KeyError(case_id)
 
-    def __contains__(self, case_id: object) -> bool:
-        return case_id in self._offsets
-
     def missing(self, case_ids: Iterable[str]) -> list[str]:
         """Those of ``case_ids`` without a result, in their order."""
         known = self._offsets
         return [case_id for case_id in case_ids if case_id not in known]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._offsets)
-
-    def __len__(self) -> int:
-        return len(self._offsets)
 
     def read(self, case_ids: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
         """``(case_id, record or None)`` for each of ``case_ids``, through one open file.
@@ -174,7 +186,7 @@ Repetition = tuple[str, int]
 """(case id, repetition): one repetition of a case, 2 and up."""
 
 
-class RepeatedResults(Mapping[Repetition, dict[str, Any]]):
+class RepeatedResults(_Offsets[Repetition], Mapping[Repetition, dict[str, Any]]):
     """(case id, repetition) -> the result record of that repetition, for repetitions 2 and up
     (``--repeat``), read from the journal file when asked for: only the keys and the records'
     offsets stay in memory, in the order the records were first written.
@@ -186,36 +198,14 @@ class RepeatedResults(Mapping[Repetition, dict[str, Any]]):
         flush: Blocks until every record written so far is durable (`Journal.flush`).
     """
 
-    def __init__(self, path: Path, flush: Callable[[], None]) -> None:
-        self._path = path
-        self._flush = flush
-        self._offsets: dict[Repetition, int] = {}
-
     def note(self, key: Repetition, offset: int) -> None:
         """Record that ``key``'s latest result is the record at ``offset``."""
         self._offsets[key] = offset
-
-    def forget(self, key: Repetition) -> None:
-        """Drop ``key``'s result (it is to run again)."""
-        self._offsets.pop(key, None)
-
-    def offsets(self) -> dict[Repetition, int]:
-        """Key -> the offset of its result record (a copy)."""
-        return dict(self._offsets)
 
     def __getitem__(self, key: Repetition) -> dict[str, Any]:
         if key not in self._offsets:
             raise KeyError(key)
         return next(self.read([key]))[1]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._offsets
-
-    def __iter__(self) -> Iterator[Repetition]:
-        return iter(self._offsets)
-
-    def __len__(self) -> int:
-        return len(self._offsets)
 
     def items(self) -> ItemsView[Repetition, dict[str, Any]]:
         return _ReadItems(self)
