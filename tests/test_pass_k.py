@@ -105,8 +105,15 @@ def test_repeat_reports_pass_k_beside_flakiness(
         "episodes": {"by": "metadata.dialogue", "order": "metadata.turn"},
     }
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    # The mutator errs on a case's second call; which repetition that is depends on a case's
+    # calls running in repetition order, which only one call at a time makes sure of (with
+    # several in flight, two threads may take one case's calls in either order).
     result = CliRunner().invoke(
-        app, ["run", "suite.yaml", "--no-phoenix", "--repeat", "3", "--report-json", "r.json"]
+        app,
+        [
+            *("run", "suite.yaml", "--no-phoenix", "--repeat", "3"),
+            *("--concurrency", "1", "--report-json", "r.json"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "pass^3" in result.output
