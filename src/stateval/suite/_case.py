@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from stateval.calibration import HumanVerdict
@@ -57,6 +57,10 @@ def _hex(value: object, digits: int) -> str | None:
     return None
 
 
+_FRESH: Any = object()
+"""A `Case` field left out: a new empty dict (its dataclass default)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
     """One case of a suite, ready to run.
@@ -86,6 +90,27 @@ class Case:
     episode_id: str | None = None
     turn_index: int | None = None
 
+    # Each field set through its slot (a run and a rescore build one per case: the frozen
+    # dataclass ``__init__``, ``object.__setattr__`` per field, costs twice as much).
+    def __init__(
+        self,
+        id: str,
+        pre_state: InterpretiveState,
+        input: StructuredInput,
+        expected_post_state: InterpretiveState,
+        metadata: Mapping[str, Any] = _FRESH,
+        human: Mapping[str, HumanVerdict] = _FRESH,
+        actual_post_state: Any = None,
+        episode_id: str | None = None,
+        turn_index: int | None = None,
+    ) -> None:
+        s = _CASE_SLOTS
+        s[0](self, id), s[1](self, pre_state), s[2](self, input)
+        s[3](self, expected_post_state)
+        s[4](self, {} if metadata is _FRESH else metadata)
+        s[5](self, {} if human is _FRESH else human)
+        s[6](self, actual_post_state), s[7](self, episode_id), s[8](self, turn_index)
+
     @property
     def source_span_id(self) -> str | None:
         """The production span the case came from (`SOURCE_SPAN_KEY`), or None."""
@@ -107,3 +132,9 @@ class Case:
             "output": {"post_state": self.expected_post_state.to_dict()},
             "metadata": dict(self.metadata),
         }
+
+
+_CASE_SLOTS: tuple[Callable[[Case, Any], None], ...] = tuple(
+    vars(Case)[f.name].__set__ for f in fields(Case)
+)
+"""Each field's slot setter, in field order (`Case.__init__`)."""
