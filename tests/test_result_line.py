@@ -29,9 +29,11 @@ from stateval.suite import Case
 
 # what JSON escapes or orjson refuses: quotes, backslashes, control characters, the sequences
 # the line is cut at, non-ASCII text and an unpaired surrogate
-TEXTS = st.sampled_from(["x", "", 'a"b', "\\", 'c":"d', 'e","f', "\n\t\x00", "é✓", "\ud800"])
+TEXTS = st.sampled_from(
+    ["x", "", 'a"b', "\\", 'c":"d', 'e","f', "\n\t\x00", "é✓", "\ud800", ",", ":", ",:", "x:"]
+)
 TEXTS = TEXTS | st.text(max_size=6)
-PATHS = st.sampled_from(["a", "b.c", "d_e", "f0", "g.h.i"])
+PATHS = st.sampled_from(["a", "b.c", "d_e", "f0", "g.h.i", ",", ":", "a,"])
 CONFIDENCES = st.sampled_from([1.0, 0.5, 0.0, -0.0, 1e-7, 0.1 + 0.2])
 VALUES = TEXTS | st.integers(-3, 3) | st.just(2**70) | st.lists(TEXTS, max_size=2)
 
@@ -116,8 +118,13 @@ def test_a_result_line_is_the_line_of_the_results_record(
 def test_a_states_json_is_orjsons_of_its_dict(state: InterpretiveState) -> None:
     made = state_json(state)
     flat = state.flat_values
-    plain = flat is not None and all(
-        isinstance(v, str) and '"' not in v and '"' not in p and v.isascii()
+    plain = flat is not None and all(  # nor a separator alone as a path, a comma as a value
+        isinstance(v, str)
+        and '"' not in v
+        and '"' not in p
+        and v.isascii()
+        and p not in (",", ":")
+        and v != ","
         for p, v in flat.values.items()
     )
     if made is None:
@@ -126,6 +133,32 @@ def test_a_states_json_is_orjsons_of_its_dict(state: InterpretiveState) -> None:
         assert made == orjson.dumps(state.to_dict())
     if plain:  # the common state of a run: made here
         assert made is not None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"a": ",", "b": "x"},  # its quotes and comma were taken for the splice between values
+        {"a": "x", "b": ","},
+        {",": "x", "b": "y"},
+        {":": "x"},
+        {"a": ":", "b": ":", "c": "x:"},  # spliced: each first quote ends the `":"` before it
+        {"a,": ",x", "b": "y,", "c": ":,"},
+    ],
+)
+def test_a_path_or_value_of_a_separator_is_journaled_as_its_dict_is(
+    values: dict[str, str],
+) -> None:
+    state = InterpretiveState.from_flat(values)
+    made = state_json(state)
+    assert made is None or made == orjson.dumps(state.to_dict())
+    result = CaseResult("c1", state, None, None, 0.5)
+    line = result_line(result, "c1", None)
+    assert line == _from_dict(result, "c1", None)
+    assert _checked(line) == result
+    read = read_result_line(line, "c1")
+    if read is not None:
+        _assert_same(read, _checked(line))
 
 
 def _case(i: int, pre: dict[str, Any], expected: dict[str, Any]) -> Case:

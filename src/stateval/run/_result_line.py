@@ -56,9 +56,8 @@ def state_json(state: InterpretiveState) -> bytes | None:
     strings, or None for any other state (or one orjson refuses).
 
     Its values are encoded once as ``{"path":"value",...}``; each path's candidate list is
-    then spliced in at the quotes around the ``:`` and ``,`` between them, which are the only
-    ``":"`` and ``","`` of that text when no path or value holds a quote (then every one of its
-    quotes is one of the four around each path and value: counted, not searched for).
+    then spliced in at the quotes around the ``:`` and ``,`` between them (where
+    `_splices_land`).
 
     Example:
         >>> state_json(InterpretiveState.from_flat({"a": "x", "b": "y"}))
@@ -77,9 +76,29 @@ def state_json(state: InterpretiveState) -> bytes | None:
         between, end = ends(confidence, flat.message_id)
     except TypeError:  # an unpaired surrogate
         return None
-    if text.count(b'"') != 4 * len(values):  # a quote inside a path or a value
+    if not _splices_land(values, text):
         return None
     return b'{"fields":' + text[:-1].replace(b'":"', _VALUE).replace(b'","', between) + end
+
+
+def _splices_land(values: dict[str, Any], text: bytes) -> bool:
+    """Whether `state_json`'s splices land where they belong in ``text``, the ``orjson.dumps``
+    of ``values``: they are strings (False for any other value), and the text's ``":"`` and
+    ``","`` are those between a path and its value and between two values. So they are when
+    no path or value holds a quote (then every one of the text's quotes is one of the four
+    around each path and value: counted, not searched for), no path is ``:`` or ``,`` and no
+    value ``,`` (its quotes would be found first). A value ``:`` is spliced right: its first
+    quote ends the ``":"`` before it, found first."""
+    try:
+        joined = "".join(values.values())
+    except TypeError:  # a value that is no string
+        return False
+    return (
+        text.count(b'"') == 4 * len(values)
+        and ":" not in values
+        and "," not in values
+        and ("," not in joined or "," not in values.values())
+    )
 
 
 def result_line(result: CaseResult, case_id: str, scores: bytes | None) -> bytes | None:
