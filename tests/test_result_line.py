@@ -118,13 +118,13 @@ def test_a_result_line_is_the_line_of_the_results_record(
 def test_a_states_json_is_orjsons_of_its_dict(state: InterpretiveState) -> None:
     made = state_json(state)
     flat = state.flat_values
-    plain = flat is not None and all(  # nor a separator alone as a path, a comma as a value
+    plain = flat is not None and all(  # nor a path or value a separator alone
         isinstance(v, str)
         and '"' not in v
         and '"' not in p
         and v.isascii()
         and p not in (",", ":")
-        and v != ","
+        and v not in (",", ":")
         for p, v in flat.values.items()
     )
     if made is None:
@@ -142,7 +142,7 @@ def test_a_states_json_is_orjsons_of_its_dict(state: InterpretiveState) -> None:
         {"a": "x", "b": ","},
         {",": "x", "b": "y"},
         {":": "x"},
-        {"a": ":", "b": ":", "c": "x:"},  # spliced: each first quote ends the `":"` before it
+        {"a": ":", "b": ":", "c": "x:"},
         {"a,": ",x", "b": "y,", "c": ":,"},
     ],
 )
@@ -424,6 +424,19 @@ _PLAIN = (
         (b'"scores":{"s":{"field:a":1.0}}', b'"scores":NaN'),
         (b'"scores":{"s":{"field:a":1.0}}}', b'"scores":{}} x'),
         (b'"confidence":1.0}', b'"confidence":-0.0}'),  # a confidence of -0.0 for both paths
+        # splices undone where `state_json` would not make them: the counts of what was
+        # undone, and the values' text (a `":"` or `","` of their own), tell them apart
+        (b'"a":[{"value":"x","confidence":1.0}],', b'"a":"x",'),  # one path not spliced
+        (b'"a":[{"value":"x"', b'"a":":[{"value":"'),  # undone to {"a": ":", "b": "y"}
+        (b'"value":"x","confidence":1.0}],"b"', b'"value":","confidence":1.0}],","b"'),
+        (b'{"fields":{"a":', b'{"fields":{":[{"value":"a",":'),
+        (b'"x","confidence":1.0}]', b'"x","confidence":1.0}],"c":"z"'),  # one path more
+        (b'"x","confidence":1.0}]', b'"x","confidence":1.0}]","confidence":1.0}]'),
+        (b'"b":[{"value":"y"', b'"b":"y","a":[{"value":"z"'),  # a path twice, once not spliced
+        (b'"a":[{"value":"x","confidence":1.0}],', b'"a":"x\\":[{"value":","confidence":1.0}],'),
+        (b'"value":"x"', b'"value":"x\\\\"'),  # escapes: the quotes counted
+        (b'"value":"x"', b'"value":"x\\"q"'),
+        (b'"value":"x"', b'"value":"x\\u0022"'),
     ],
 )
 def test_a_hand_changed_line_is_refused_or_read_as_the_checked_path_reads_it(

@@ -123,9 +123,9 @@ class JournalResults(_Offsets[str], Mapping[str, dict[str, Any]]):
         offsets = self._offsets
         try:
             with path.open("rb") as handle, _mapped(handle) as data:
-                find = data.find
+                find, read, offset_of = data.find, read_result_line, offsets.get
                 for case_id in case_ids:
-                    offset = offsets.get(case_id)
+                    offset = offset_of(case_id)
                     if offset is None:
                         yield case_id, None
                         continue
@@ -133,7 +133,7 @@ class JournalResults(_Offsets[str], Mapping[str, dict[str, Any]]):
                     if not line:  # past the mapping (written since), or the file's last line
                         handle.seek(offset)
                         line = handle.readline()
-                    result = read_result_line(line, case_id)
+                    result = read(line, case_id)
                     if result is None:
                         result = CaseResult.from_dict(self._record(line, offset, case_id))
                     yield case_id, result

@@ -11,9 +11,9 @@ encoded from its dict (`stateval.run._journal_file.encode_result`).
 
 `read_result_line` is the inverse, for reading a run back (rescoring, resuming, reports): a
 line as `result_line` writes it, with no judgements, read straight off its bytes, its state by
-undoing `state_json`'s byte replacements and checked by doing them again; any other line is
-read by `stateval.run._journal_file.parse_record` and `CaseResult.from_dict`, which give the
-same result for a line read here (a property test holds them equal)."""
+undoing `state_json`'s byte replacements and counting what they undid; any other line is read
+by `stateval.run._journal_file.parse_record` and `CaseResult.from_dict`, which give the same
+result for a line read here (property tests and hand-changed lines hold them equal)."""
 
 from __future__ import annotations
 
@@ -83,12 +83,11 @@ def state_json(state: InterpretiveState) -> bytes | None:
 
 def _splices_land(values: dict[str, Any], text: bytes) -> bool:
     """Whether `state_json`'s splices land where they belong in ``text``, the ``orjson.dumps``
-    of ``values``: they are strings (False for any other value), and the text's ``":"`` and
-    ``","`` are those between a path and its value and between two values. So they are when
-    no path or value holds a quote (then every one of the text's quotes is one of the four
-    around each path and value: counted, not searched for), no path is ``:`` or ``,`` and no
-    value ``,`` (its quotes would be found first). A value ``:`` is spliced right: its first
-    quote ends the ``":"`` before it, found first."""
+    of ``values``: they are strings (False for any other value), and the text's only ``":"``
+    and ``","`` are the ones between a path and its value and between two values, no two
+    sharing a quote. So they are when no path or value holds a quote (then every one of the
+    text's quotes is one of the four around each path and value: counted, not searched for)
+    and none is ``:`` or ``,`` alone (the quotes around it would make one more)."""
     try:
         joined = "".join(values.values())
     except TypeError:  # a value that is no string
@@ -97,8 +96,11 @@ def _splices_land(values: dict[str, Any], text: bytes) -> bool:
         text.count(b'"') == 4 * len(values)
         and ":" not in values
         and "," not in values
-        and ("," not in joined or "," not in values.values())
+        and (("," not in joined and ":" not in joined) or _SEPARATORS.isdisjoint(values.values()))
     )
+
+
+_SEPARATORS = {":", ","}
 
 
 def result_line(result: CaseResult, case_id: str, scores: bytes | None) -> bytes | None:
@@ -134,8 +136,11 @@ def result_line(result: CaseResult, case_id: str, scores: bytes | None) -> bytes
 
 
 _POST_STATE = b',"post_state":'
+_FIELDS = b'{"fields":'
 _STATE_END = b'}]}},"error":'  # a state's end, then the next key: in no JSON string (a quote)
-_AFTER_STATE = b',"error":'
+_JUDGED = b',"judgements":[]'
+_SCORED = b',"' + SCORES_KEY.encode() + b'":'
+_VALUE_SPLICED = len(_VALUE) - 3  # what splicing a `":"` adds to a state's text
 _TAIL = (
     "error",
     "error_type",
@@ -147,7 +152,6 @@ _TAIL = (
     "judgements",
 )
 """The keys `result_line` writes after the post-state, in order (then the compact scores)."""
-_TAIL_SCORED = (*_TAIL, SCORES_KEY)
 _TEXTS = itemgetter("error", "error_type", "trace_id", "span_id", "raw_output", "started_at")
 _TEXT = (str, type(None))
 _TEXT_KINDS = set(_TEXT)
@@ -163,11 +167,16 @@ def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
     gives what they give, `tests/test_result_line.py`).
 
     The line is taken apart where `result_line` joins its parts: the head up to the
-    post-state, the post-state (``null``, or `state_json`'s text, read back by `_read_state`),
-    and the members after it, read as one object by one ``orjson.loads`` (the compact scores
-    among them: read only so that a line the checked path refuses is refused here too).
-    What `CaseResult.from_dict` reads of them is taken only where the json module reads the
-    same: text or null, and a time that is no integer past 64 bits.
+    post-state; the post-state, ``null`` or `state_json`'s text (`_read_state`), up to the
+    last ``}]}},"error":`` (the only one in a line read here: a state's end, and no JSON
+    string holds its quote); the members after it up to the first ``,"judgements":[]``, read
+    as one object by one ``orjson.loads``; then the line's end, or the compact scores. Those
+    members are the line's when the object has `result_line`'s keys in its order: the cut
+    then ends the judgements' member (a cut inside a string leaves no object orjson reads),
+    and what follows it closes the line's object. The compact scores are only checked to be
+    JSON orjson reads (`_read_by_orjson`), so that a line the checked path refuses is refused
+    here too. What `CaseResult.from_dict` reads of the members is taken only where the json
+    module reads the same: text or null, and a time that is no integer past 64 bits.
     """
     try:
         head = RESULT_HEAD + orjson.dumps(case_id) + _POST_STATE
@@ -176,21 +185,25 @@ def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
     if not line.startswith(head) or not line.endswith(b"}\n"):
         return None
     start = len(head)
-    if line.startswith(b"null", start):
+    if line.startswith(b"null,", start):
         post, end = None, start + 4
     else:
-        end = line.find(_STATE_END, start) + 4
-        if end < start + 4 or (post := _read_state(line[start:end])) is None:
+        end = line.rfind(_STATE_END, start) + 4
+        if end < start + 4 or (post := _read_state(line, start, end)) is None:
             return None
-    if not line.startswith(_AFTER_STATE, end):
+    cut = line.find(_JUDGED, end) + len(_JUDGED)
+    if cut < end:
         return None
     try:  # the members after the post-state, their comma made the object's brace
-        members = orjson.loads(b"{" + line[end + 1 :])
+        members = orjson.loads(b"{" + line[end + 1 : cut] + b"}")
     except orjson.JSONDecodeError:
         return None
-    keys = tuple(members)
-    if (keys != _TAIL_SCORED and keys != _TAIL) or members["judgements"]:
+    if tuple(members) != _TAIL:
         return None
+    if cut < len(line) - 2:  # the compact scores, then the line's end
+        scores = line[cut + len(_SCORED) : -2]
+        if not line.startswith(_SCORED, cut) or not _read_by_orjson(scores):
+            return None
     texts = _TEXTS(members)
     time_used = members["time_used"]
     if not _TEXT_KINDS.issuperset(map(type, texts)) or (
@@ -216,47 +229,75 @@ def read_result_line(line: bytes, case_id: str) -> CaseResult | None:
     )
 
 
-def _read_state(text: bytes) -> InterpretiveState | None:
-    """The state whose `state_json` is ``text``, or None when there is none.
+@lru_cache(maxsize=256)
+def _read_by_orjson(text: bytes) -> bool:
+    """Whether ``orjson.loads`` reads ``text``; kept, as a run's lines hold few distinct
+    compact scores (one per distinct outcome of a case)."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
-    ``text`` is ``{"fields":`` and its values' ``orjson.dumps`` with each path's candidate
+
+def _read_state(line: bytes, start: int, end: int) -> InterpretiveState | None:
+    """The state whose `state_json` is ``line[start:end]``, or None when there is none.
+
+    That text is ``{"fields":`` and its values' ``orjson.dumps`` with each path's candidate
     list spliced in; the last value's candidate ends the state with what every candidate
-    shares (confidence, message id), so the splices are found from it and undone. The state
-    they give is written again and compared, so a text `state_json` would not write (a quote
-    in a value, another confidence per path, another key order) is never read here.
+    shares (confidence, message id: `_shared`), so the splices are found from it and undone
+    by two replacements, and the values read by one ``orjson.loads``. The text is then checked
+    to be read as `state_json`'s text of them, without writing it again: its end is the one
+    `state_json` writes for that confidence and message id (`_shared`); the values' text is
+    one `state_json`'s splices land in (`_splices_land`: ``n`` strings under ``n`` paths,
+    none twice, whose only ``":"`` and ``","`` are the ``n`` between a path and its value and
+    the ``n - 1`` between values, no two sharing a quote); and the replacements made exactly
+    that many of each (counted by the bytes they took off). Each made one, and none was made
+    at another's edge (the two would share a quote), so they are all of them, and splicing
+    where `state_json` does gives back the text read: it can differ from `state_json`'s only
+    where orjson writes otherwise what it and the json module read alike (whitespace before
+    the first path, an escape). So a text `state_json` would not write (a quote in a value,
+    another confidence per path, a candidate's keys in another order, a path twice or not
+    spliced) is never read here.
     """
-    at = text.rfind(_VALUE)
-    close = text.find(b'"', at + len(_VALUE)) if at > 0 else -1  # the last value's end
-    if close < 0:
+    at = line.rfind(_VALUE, start, end)
+    close = line.find(b'"', at + len(_VALUE), end) if at > start else -1  # the last value's end
+    if close < 0 or not line.startswith(_FIELDS, start):
         return None
-    shared = _shared(text[close + 1 : -2])
+    shared = _shared(line[close + 1 : end - 2])
     if shared is None:
         return None
-    confidence, message_id, between = shared
-    flat = text[10 : close + 1].replace(between, b'","').replace(_VALUE, b'":"') + b"}"
+    confidence, message_id, between, between_spliced = shared
+    spliced = line[start + len(_FIELDS) : close + 1]
+    joined = spliced.replace(between, b'","')
+    text = joined.replace(_VALUE, b'":"') + b"}"
     try:
-        values = orjson.loads(flat)
+        values = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    if values.__class__ is not dict or set(map(type, values.values())) != _STR:
+    if (
+        values.__class__ is not dict
+        or not values
+        or not _splices_land(values, text)
+        or len(spliced) - len(joined) != (len(values) - 1) * between_spliced
+        or len(joined) - len(text) + 1 != len(values) * _VALUE_SPLICED
+    ):
         return None
     if paths_known(values):  # and every value a string: nothing more to check
-        state = InterpretiveState.from_flat(
+        return InterpretiveState.from_flat(
             values, confidence, message_id, checked=True, all_strings=True
         )
-    else:  # a path to check (and remember)
-        try:
-            state = InterpretiveState.from_flat(values, confidence, message_id)
-        except StateError:
-            return None
-    return state if state_json(state) == text else None
+    try:  # a path to check (and remember)
+        return InterpretiveState.from_flat(values, confidence, message_id)
+    except StateError:
+        return None
 
 
 @lru_cache(maxsize=64)
-def _shared(end: bytes) -> tuple[Any, Any, bytes] | None:
+def _shared(end: bytes) -> tuple[Any, Any, bytes, int] | None:
     """The confidence and message id of the candidate end ``end`` (``,"confidence":...}]``),
-    and what separates two values in a state of them (`_candidate_ends`); None when it is not
-    such an end."""
+    what separates two values in a state of them (`_candidate_ends`) and what splicing it for
+    a ``","`` adds; None when it is not such an end as `state_json` writes it."""
     if not end.startswith(b',"confidence":') or not end.endswith(b"}]"):
         return None
     try:
@@ -272,8 +313,10 @@ def _shared(end: bytes) -> tuple[Any, Any, bytes] | None:
         or message_id.__class__ not in _TEXT
     ):
         return None
-    return confidence, message_id, b'"' + end + b',"'
+    between = b'"' + end + b',"'
+    if _candidate_ends_of(confidence, message_id)[0] != between:  # written otherwise (1.00)
+        return None
+    return confidence, message_id, between, len(between) - 3
 
 
 _NOTES = {"confidence", "message_id"}
-_STR = {str}
