@@ -25,7 +25,7 @@ from stateval.compare import (
     split_delta,
     strict_case,
 )
-from stateval.compare._strict_case import HELD
+from stateval.compare._strict_shape import HELD
 from stateval.mutators import StructuredInput
 from stateval.run import SCORES_KEY, CaseResult, RunTally, Scoring, compact_scores, score_case
 from stateval.run._compact_scores import compact_scores_json
@@ -173,7 +173,7 @@ def test_columns_are_used_on_strict_flat_cases_and_counted_a_few_distinct_at_a_t
         case = strict_case(pre, expected, actual, scoring.policies)
         assert case is not None
         metrics.add_strict(case)
-        edits.add_codes(case.edit_paths, case.edit_code)
+        edits.add_strict(case)
     assert len(metrics._pending) == len(edits._pending) == 2  # two distinct cases held
     # pickled (a worker's counts) as counts: the cases held are counted first
     assert pickle.loads(pickle.dumps(metrics)).result() == metrics.result()
@@ -193,7 +193,7 @@ def test_the_distinct_cases_held_are_bounded_and_counted_in_order_of_first_sight
         case = strict_case(pre, state, state, FieldPolicies())
         assert case is not None
         metrics.add_strict(case)
-        edits.add_codes(case.edit_paths, case.edit_code)
+        edits.add_strict(case)
         assert len(metrics._pending) <= HELD
         assert len(edits._pending) <= HELD
     fields = metrics.result().fields
@@ -204,3 +204,53 @@ def test_the_distinct_cases_held_are_bounded_and_counted_in_order_of_first_sight
         ("keep", "keep"): HELD * 2 + 7,
         ("add", "add"): HELD * 2 + 7,
     }
+
+
+def test_cases_of_one_outcome_share_a_shape_and_a_tally_holds_equal_statuses_once() -> None:
+    pre = _flat({"a": "x", "b": "y"}, 1.0)
+    policies = FieldPolicies()
+    same = [
+        strict_case(
+            pre, _flat({"a": "x", "b": f"z{i}"}, 1.0), _flat({"a": "x", "b": "w"}, 1.0), policies
+        )
+        for i in range(3)
+    ]
+    assert all(c is not None for c in same)
+    assert len({id(c.shape) for c in same if c is not None}) == 1  # values differ, shape shared
+    # the same statuses (b wrong) from other edits: held once by the metrics, twice by the edits
+    stale = strict_case(pre, _flat({"a": "x", "b": "z"}, 1.0), pre, policies)
+    assert stale is not None
+    assert stale.shape is not same[0].shape  # type: ignore[union-attr]
+    metrics, edits = MetricsAccumulator(), EditTally()
+    for case in [*same, stale]:
+        assert case is not None
+        metrics.add_strict(case)
+        edits.add_strict(case)
+    assert (len(metrics._pending), len(edits._pending)) == (1, 2)
+    b = metrics.result().fields["b"]
+    assert (b.correct, b.wrong) == (0, 4)
+    assert edits.result().fields["b"].errors == {"wrong_update": 3, "stale": 1}
+
+
+def test_shapes_and_path_numbers_made_again_count_alike() -> None:
+    # shapes and path numbers dropped between cases (a small table): equal figures
+    from stateval.compare import _strict_shape
+
+    def figures() -> tuple[object, object]:
+        metrics, edits = MetricsAccumulator(), EditTally()
+        pre = _flat({"a": "x", "b": "y"}, 1.0)
+        for i in range(40):
+            expected = _flat({"a": "x", "b": "z", f"p{i % 7}": "q"}, 1.0)
+            actual = _flat({"a": "x", "b": "z" if i % 3 else "y", f"p{i % 5}": "q"}, 1.0)
+            case = strict_case(pre, expected, actual, FieldPolicies())
+            assert case is not None
+            metrics.add_strict(case)
+            edits.add_strict(case)
+        return metrics.result(), edits.result()
+
+    kept = figures()
+    with (
+        mock.patch.object(_strict_shape, "SHAPES", 2),
+        mock.patch.object(_strict_shape, "PATH_SETS", 2),
+    ):
+        assert figures() == kept

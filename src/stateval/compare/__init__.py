@@ -103,6 +103,7 @@ from stateval.compare._score_value import FIELD_PREFIX, ScoreValue
 from stateval.compare._scores import STATE_SCORES, CaseScores, score_comparison, view_accuracy
 from stateval.compare._slots import slot_counts, slots_in_play
 from stateval.compare._strict_case import EDIT_CODE_OPS, StrictCase, strict_case
+from stateval.compare._strict_shape import Shape
 from stateval.compare._typed import COMPARATORS
 from stateval.compare._unit_metrics import (
     FIGURES,
@@ -154,6 +155,7 @@ __all__ = [
     "RecordAlignment",
     "RunMetrics",
     "ScoreValue",
+    "Shape",
     "SlotInfo",
     "SlotMetrics",
     "SlotOutcome",

@@ -117,6 +117,7 @@ class StateComparison:
         counts: Callable[[], tuple[int, int, int, int]] | None = None,
         actual: InterpretiveState | None = None,
         expected: InterpretiveState | None = None,
+        known: tuple[int, int, int, int] | None = None,
     ) -> StateComparison:
         """A comparison decided when first read.
 
@@ -132,12 +133,13 @@ class StateComparison:
             actual: The actual state compared (so `value_outcomes` reads the confidences of
                 matching and extra fields without making their `FieldComparison`).
             expected: The expected state compared (likewise, for a mismatched field).
+            known: The counts, when they are known already (those of the statuses).
         """
         self = cls.__new__(cls)
         self._paths, self._statuses, self._built = (), (), []
         self._make = self._index = None
         self._decide = decide
-        self._counts, self._count_of = None, counts
+        self._counts, self._count_of = known, counts
         self._actual, self._expected = actual, expected
         return self
 

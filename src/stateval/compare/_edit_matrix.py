@@ -24,12 +24,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from stateval.compare._edits import CELLS, EditError, EditOp, FieldEdit
-from stateval.compare._strict_case import EDIT_CODE_OPS, hold
+from stateval.compare._strict_case import EDIT_CODE_OPS, StrictCase
+from stateval.compare._strict_shape import hold
 
 __all__ = ["EDIT_OPS", "EditCounts", "EditMatrix", "EditTally"]
 
@@ -181,23 +182,32 @@ class EditTally:
         self.n_cases = 0
         self._pooled = _Counts()
         self._fields: dict[str, _Counts] = {}
-        self._pending: dict[tuple[tuple[str, ...], bytes], int] = {}  # -> cases
+        self._pending: dict[Hashable, list[Any]] = {}  # a shape's edits -> [cases, the shape]
 
     def __getstate__(self) -> dict[str, object]:
         self._flush()  # pickled (a worker's counts) as counts
         return self.__dict__
 
-    def add_codes(self, paths: tuple[str, ...], codes: bytes) -> None:
-        """Count one case's field edits given as codes (`stateval.compare.StrictCase`'s
+    def add_strict(self, case: StrictCase) -> None:
+        """Count the field edits of a case `stateval.compare.strict_case` decided (its
         ``edit_paths`` and ``edit_code``), as `add` counts them: counted later, once per
-        distinct paths and codes."""
+        shape (`stateval.compare.StrictCase.shape`)."""
         self.n_cases += 1
-        hold(self._pending, (paths, codes), self._fields, _Counts, self._flush)
+        shape = case.shape
+        hold(
+            self._pending,
+            shape.edits_key,
+            shape,
+            shape.edit_paths,
+            self._fields,
+            _Counts,
+            self._flush,
+        )
 
     def _flush(self) -> None:
         pooled, fields, errors = self._pooled, self._fields, _ERROR_AT
-        for (paths, codes), n in self._pending.items():
-            for path, code in zip(paths, codes, strict=True):
+        for n, shape in self._pending.values():
+            for path, code in zip(shape.edit_paths, shape.edit_code, strict=True):
                 counts = fields[path]
                 cell = code >> 1
                 counts.cells[cell] += n

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,8 @@ from stateval.compare._field_metrics import (
     value_shares,
 )
 from stateval.compare._run_slices import MISSING_SLICE, lookup, slice_order, slice_values
-from stateval.compare._strict_case import StrictCase, hold
+from stateval.compare._strict_case import StrictCase
+from stateval.compare._strict_shape import hold
 from stateval.compare._unit_metrics import ConventionMetrics, SlotInfo, UnitAccumulator
 
 __all__ = ["MISSING_SLICE", "MetricsAccumulator", "RunMetrics", "lookup", "slice_values"]
@@ -204,8 +205,8 @@ class MetricsAccumulator:
         )
         self._slices: dict[str, dict[str, MetricsAccumulator]] = {k: {} for k in self.slice_keys}
         self._units: UnitAccumulator | None = None
-        # strict cases not counted per field yet: (paths, status codes) -> cases
-        self._pending: dict[tuple[tuple[str, ...], bytes], int] = {}
+        # strict cases not counted per field yet: a shape's statuses -> [cases, the shape]
+        self._pending: dict[Hashable, list[Any]] = {}
         if self.options.scope is not None:
             info = slot_info if slot_info is not None else [SlotInfo(p) for p in self.slots or ()]
             self._units = UnitAccumulator(
@@ -375,9 +376,10 @@ class MetricsAccumulator:
             sums[2] += f1
 
     def _count_strict(self, case: StrictCase) -> None:
-        paths = case.paths
-        hold(self._pending, (paths, case.statuses_code), self._fields, _Counts, self._flush)
-        counts = case.counts
+        shape = case.shape
+        paths = shape.paths
+        hold(self._pending, shape.statuses_key, shape, paths, self._fields, _Counts, self._flush)
+        counts = shape.counts
         tp, fp, fn = strict_figures(counts, self.options)
         self._n += 1
         self._joint += counts[0] == len(paths)
@@ -396,8 +398,8 @@ class MetricsAccumulator:
     def _flush(self) -> None:
         """Count the fields of the strict cases held (`add_strict`)."""
         fields, kinds = self._fields, _STATUS_KIND
-        for (paths, codes), n in self._pending.items():
-            for path, code in zip(paths, codes, strict=True):
+        for n, shape in self._pending.values():
+            for path, code in zip(shape.paths, shape.statuses_code, strict=True):
                 counts = fields[path]
                 counts.by_kind[kinds[code]] += n
                 if not code:  # a match: credit and score 1, the others' 0

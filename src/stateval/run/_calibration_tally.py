@@ -5,7 +5,7 @@ shard's)."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stateval.calibration import CalibrationReport, calibrate_grouped
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CalibrationTally"]
 
-_CODED = 256  # distinct paths whose codes are kept made (`CalibrationTally.add_strict`)
+_CODED = 256  # distinct values' paths whose codes are kept made (`CalibrationTally.add_strict`)
 
 
 class CalibrationTally:
@@ -29,10 +29,14 @@ class CalibrationTally:
         self._codes: dict[str, int] = {}  # path -> its code, in order of first sight
         self._pooled = _Values()
         self._missing: dict[str, int] = {}
-        self._coded: dict[tuple[str, ...], array[int]] = {}  # a few paths' codes, made once
+        # made once: a few strict cases' values' codes (by their shape's statuses), and
+        # columns of one confidence
+        self._coded: dict[Hashable, array[int]] = {}
+        self._confidences: dict[tuple[float, int], array[float]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_coded": {}}  # pickled (a worker's counts) without them
+        # pickled (a worker's counts) without what is made once
+        return {**self.__dict__, "_coded": {}, "_confidences": {}}
 
     def add(self, comparison: StateComparison, index: int) -> None:
         """Count the values of a case's comparison; ``index``: its place in the plan."""
@@ -44,16 +48,25 @@ class CalibrationTally:
 
     def add_strict(self, case: StrictCase, index: int) -> None:
         """`add` of a case `stateval.compare.strict_case` decided (read off its columns)."""
-        paths, right = case.value_columns()
+        shape = case.shape
+        paths, right = shape.value_columns
         if paths:  # the same paths' codes again, and one confidence: copied as arrays
-            coded = self._coded.get(paths)
+            key = shape.statuses_key  # its paths and statuses: the paths of its values
+            coded = self._coded.get(key)
             if coded is None:
                 if len(self._coded) >= _CODED:
                     self._coded.clear()
-                coded = self._coded[paths] = array("l", self._codes_of(paths))
-            confidences = array("d", (case.confidence,)) * len(paths)
+                coded = self._coded[key] = array("l", self._codes_of(paths))
+            confidence, n = case.confidence, len(paths)
+            confidences = self._confidences.get((confidence, n))
+            if confidences is None:
+                confidences = array("d", (confidence,)) * n
+                if confidence > 0.0:  # as a key: not 0.0 (equal to -0.0) nor NaN
+                    if len(self._confidences) >= _CODED:
+                        self._confidences.clear()
+                    self._confidences[confidence, n] = confidences
             self._pooled.extend(confidences, right, coded, index)
-        if case.counts[2]:
+        if shape.counts[2]:
             self._count_missing(case.comparison)
 
     def _codes_of(self, paths: Sequence[str]) -> list[int]:

@@ -46,6 +46,7 @@ from stateval.compare import (
     EditOp,
     FieldStatus,
     MetricsAccumulator,
+    Shape,
     StateComparison,
     StrictCase,
 )
@@ -163,7 +164,7 @@ def compact_scores(
 
 _MEMO_MAX = 1024
 """Distinct encoded compact scores `compact_scores_json` holds (then it starts again)."""
-_MEMO: dict[tuple[object, float, tuple[tuple[str, ...], bytes, bytes]], bytes] = {}
+_MEMO: dict[tuple[object, float, Shape], bytes] = {}
 
 
 def compact_scores_json(
@@ -173,15 +174,15 @@ def compact_scores_json(
 
     A case decided as columns whose scores read nothing but its columns (no slot schema, no
     convention's figures: `stateval.compare.MetricsAccumulator.counts_strict`) has them made
-    once per distinct columns (`stateval.compare.StrictCase.outcome_key`) and metric options:
-    a run's cases mostly share a few (at most `_MEMO_MAX` are held).
+    once per shape (`stateval.compare.StrictCase.shape`), accuracy and metric options: a
+    run's cases mostly share a few (at most `_MEMO_MAX` are held).
 
     Raises:
         orjson.JSONEncodeError: orjson refuses them (`encode_result` encodes their dict).
     """
     strict = score.strict_under(scoring)
     if strict is not None and figures.counts_strict and scoring.slots is None:
-        key = (figures.options, score.accuracy, strict.outcome_key)
+        key = (figures.options, score.accuracy, strict.shape)
         made = _MEMO.get(key)
         if made is None:
             if len(_MEMO) >= _MEMO_MAX:

@@ -169,7 +169,7 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
     judged: dict[str, Judgement | None] = {}
     if scoring.policies.has_judge:  # without a judge's policy no field asks for a verdict
         comparison, judged = apply_judgements(comparison, result.judgements)
-    checks = _checks(expected, actual, comparison, scoring, ok)
+    checks = _checks(expected, actual, comparison, scoring, ok) if scoring.checks else []
 
     def scores(score: CaseScore) -> CaseScores:
         # the score is passed in, not captured: no reference cycle, so a case's objects are
@@ -214,7 +214,10 @@ def score_case(case: Case, result: CaseResult, scoring: Scoring) -> CaseScore:
         # first, its counts are read from its statuses instead of being counted apart (a
         # case decided as columns has its counts)
         _ = comparison.statuses
-    accuracy = view_accuracy(comparison) if ok else 0.0
+    if strict is not None:
+        accuracy = strict.shape.accuracy
+    else:
+        accuracy = view_accuracy(comparison) if ok else 0.0
     return CaseScore(
         case.id,
         result,

@@ -113,6 +113,7 @@ class RunTally:
         self.episodes = episodes
         self.trajectory = None if episodes is None else TrajectoryTally(episodes.mode)
         self.metrics = scoring.accumulator()
+        self._strict_metrics = self.metrics.counts_strict  # strict cases counted off columns
         self.edits = EditTally()
         self.n = 0
         self.n_errors = 0
@@ -137,28 +138,34 @@ class RunTally:
         comparison = score.comparison
         # a case decided as columns is counted off them (metrics, calibration, edits)
         strict = score.strict_under(self.scoring)
-        if strict is not None and self.metrics.counts_strict:
+        if strict is not None and self._strict_metrics:
             self.metrics.add_strict(strict, case.metadata)
         else:
             self.metrics.add_case(
                 score.metrics_under(self.scoring, case), case.metadata, comparison
             )
-        self.matching += comparison.n_matching
-        self.expected += comparison.n_expected
-        overall = score.overall_match
+        if strict is not None:  # only made for a state returned: its counts are its columns'
+            matching, mismatched, missing, extra = strict.shape.counts
+            self.matching += matching
+            self.expected += matching + mismatched + missing
+            overall = not (mismatched or missing or extra)
+        else:
+            self.matching += comparison.n_matching
+            self.expected += comparison.n_expected
+            overall = score.overall_match
+            self.n_errors += not score.ok
         self.n_overall += overall
-        self.n_errors += not score.ok
         self.accuracy_sum += score.accuracy
         if self.weighted_sum is not None:
             weighted = score.evaluation("weighted_state_accuracy")
             self.weighted_sum += 0.0 if weighted is None else weighted.score or 0.0
         self.time_sum += score.result.time_used
-        if not overall or score.failed_checks:
+        if not overall or (score.checks and score.failed_checks):
             self.n_failing += 1
             self._keep_failing(index, score)
         if strict is not None:  # only made for a state returned
             self._calibration.add_strict(strict, index)
-            self.edits.add_codes(strict.edit_paths, strict.edit_code)
+            self.edits.add_strict(strict)
         elif score.ok:
             self._calibration.add(comparison, index)
             edits = score.edits_under(self.scoring, case)
